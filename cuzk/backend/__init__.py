@@ -1,0 +1,40 @@
+"""One compute interface, two implementations: `cpu` (numba, the reference) and `cuda` (CuPy).
+
+Arrays follow cuzk.fields: Fr scalars (n, 4), G1 affine points (n, 2, 6), G2 affine (n, 2, 2, 6),
+all uint64 Montgomery limbs, the identity stored as zeros. MSMs return one affine point.
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from cuzk.errors import BackendUnavailableError, InputError
+
+
+class Backend(Protocol):
+    name: str
+
+    def msm_g1(self, bases: np.ndarray, scalars: np.ndarray) -> np.ndarray: ...
+    def msm_g2(self, bases: np.ndarray, scalars: np.ndarray) -> np.ndarray: ...
+    def ntt(self, values: np.ndarray) -> np.ndarray: ...
+    def intt(self, values: np.ndarray) -> np.ndarray: ...
+    def coset_ntt(self, values: np.ndarray) -> np.ndarray: ...
+    def coset_intt(self, values: np.ndarray) -> np.ndarray: ...
+
+
+def get_backend(name: str = "auto") -> Backend:
+    """The backend called `name`: "cpu", "cuda", or "auto" (CUDA when a GPU is usable, else CPU)."""
+    if name == "cpu":
+        from cuzk.backend.cpu import CpuBackend
+
+        return CpuBackend()
+    if name in ("cuda", "auto"):
+        from cuzk.backend import cuda
+
+        if cuda.cuda_available():
+            return cuda.CudaBackend()
+        if name == "cuda":
+            raise BackendUnavailableError("the cuda backend needs cupy and a CUDA GPU; neither was found")
+        return get_backend("cpu")
+    raise InputError(f"unknown backend {name!r}: choose cpu, cuda or auto")
