@@ -1,0 +1,1 @@
+"""cuzk's benchmark harness: `python -m bench {msm,ntt} --backend {cpu,cuda}`."""

@@ -1,0 +1,17 @@
+"""Command line of the benchmark harness."""
+import argparse
+
+from bench import msm, ntt
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    sub = parser.add_subparsers(dest="bench", required=True)
+    for module in (msm, ntt):
+        module.add_parser(sub)
+    args = parser.parse_args()
+    args.run(args)
+
+
+if __name__ == "__main__":
+    main()
