@@ -15,3 +15,19 @@ class NonCanonicalError(InputError):
 
 class BackendUnavailableError(CuzkError, RuntimeError):
     """The requested compute backend (e.g. CUDA) cannot run on this machine."""
+
+
+class UnsatisfiedConstraintError(CuzkError):
+    """A witness does not satisfy a constraint system; `index` is the first failing constraint."""
+
+    def __init__(self, index: int, name: str | None = None) -> None:
+        self.index, self.name = index, name
+        super().__init__(f"constraint {index}" + (f" ({name})" if name else "") + " is not satisfied")
+
+
+class UnallocatedVariableError(InputError):
+    """A constraint names a variable that was never allocated (or belongs to a closed batch block)."""
+
+
+class SynthesisError(CuzkError, RuntimeError):
+    """A constraint system used out of order: a missing assignment, a block left open, the wrong mode."""

@@ -1,0 +1,510 @@
+"""ConstraintSystem: records R1CS constraints into arrays, in bellperson's variable and row order.
+
+Modes: "constraints" records A, B, C and counts variables (values are ignored); "witness" keeps
+only the assignment (enforce just counts rows); "both" does both (tests, debugging).
+Batch blocks (`cs.batch(k)`) record one template for k instances laid out exactly as if the
+instances had been synthesized one after the other.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from cuzk import _limbs as L
+from cuzk.errors import InputError, SynthesisError, UnallocatedVariableError, UnsatisfiedConstraintError
+from cuzk.r1cs.csr import CSR, Rows, Template, finalize, rows_from_spec
+from cuzk.r1cs.lc import (AUX, INPUT, KIND_BITS, KIND_MASK, INDEX_MASK, LOCAL_AUX, LOCAL_INPUT, ONE, WIRE,
+                          CoeffTable, Variable, as_lc, fr_int, make_code, split_code)
+
+MODES = ("both", "constraints", "witness")
+_SLOT = {INPUT: 0, AUX: 1, LOCAL_INPUT: 0, LOCAL_AUX: 1, WIRE: 2}
+_P_LIMBS = [(L.FR_MODULUS >> (64 * i)) & (2**64 - 1) for i in range(4)]
+
+
+def fr_array(values, n: int | None = None) -> np.ndarray:
+    """(n, 4) Montgomery Fr array from an (n, 4) uint64 array or a sequence of ints in [0, r)."""
+    from cuzk.fields import Fr
+
+    if isinstance(values, np.ndarray) and values.dtype == np.uint64:
+        arr = values.reshape(-1, 4) if values.ndim == 1 and values.shape == (4,) else values
+        if arr.ndim != 2 or arr.shape[1] != 4:
+            raise InputError(f"Fr values must have shape (n, 4), got {values.shape}")
+        below, equal = np.zeros(len(arr), bool), np.ones(len(arr), bool)
+        for i in range(3, -1, -1):
+            below |= equal & (arr[:, i] < np.uint64(_P_LIMBS[i]))
+            equal &= arr[:, i] == np.uint64(_P_LIMBS[i])
+        if not below.all():
+            raise InputError(f"Fr value {int(np.argmin(below))} is not below r")
+        out = np.ascontiguousarray(arr)
+    elif isinstance(values, np.ndarray) and values.dtype != object and values.ndim == 2:
+        raise InputError(f"Fr arrays must be uint64 Montgomery limbs, got dtype {values.dtype}")
+    else:
+        if isinstance(values, (int, np.integer, str, bytes, float)):
+            raise InputError(f"expected a sequence of Fr values, got {type(values).__name__}")
+        out = Fr.from_ints([fr_int(v) for v in values])
+    if n is not None and out.shape[0] != n:
+        raise InputError(f"expected {n} Fr values, got {out.shape[0]}")
+    return out
+
+
+class _Values:
+    """The assignment of one kind of variable (inputs or aux), appended in order."""
+
+    def __init__(self) -> None:
+        self.segments: list[np.ndarray] = []
+        self.starts: list[int] = []
+        self.pending: list[int] = []
+        self.size = 0
+
+    def add_int(self, v: int) -> None:
+        self.pending.append(v)
+
+    def add_array(self, arr: np.ndarray) -> None:
+        self._flush()
+        self.starts.append(self.size)
+        self.segments.append(arr)
+        self.size += arr.shape[0]
+
+    def _flush(self) -> None:
+        if self.pending:
+            arr, self.pending = fr_array(self.pending), []
+            self.add_array(arr)
+
+    def all(self) -> np.ndarray:
+        self._flush()
+        if len(self.segments) > 1:
+            self.segments, self.starts = [np.concatenate(self.segments)], [0]
+        return self.segments[0] if self.segments else np.zeros((0, 4), np.uint64)
+
+    def gather(self, index: np.ndarray) -> np.ndarray:
+        return self.all()[index]
+
+
+class _Scope:
+    """What batch blocks and the constraint system share: allocation and row recording."""
+
+    serial: int
+    record: bool
+    has_values: bool
+
+    def _limits(self) -> dict[int, tuple[int, int, int]]:
+        raise NotImplementedError
+
+    def _check_terms(self, codes) -> None:
+        limits = self._limits()
+        for code in codes:
+            kind, index, serial = split_code(code)
+            lim = limits.get(serial)
+            ok = lim is not None and kind in _SLOT and (kind <= AUX) == (serial == 0) and index < lim[_SLOT[kind]]
+            if not ok:
+                raise UnallocatedVariableError(
+                    f"constraint uses {Variable(code)!r}, which is not allocated in this scope"
+                    + (" (a variable of a closed or foreign batch block: wire it in)" if serial and lim is None else ""))
+
+    def _check_codes(self, codes: np.ndarray) -> None:
+        if codes.size == 0:
+            return
+        kind, rest = codes & KIND_MASK, codes >> KIND_BITS
+        index, serial = rest & INDEX_MASK, rest >> 32
+        ok = np.zeros(codes.shape, bool)
+        for s, lim in self._limits().items():
+            at = serial == s
+            kinds = (INPUT, AUX) if s == 0 else (LOCAL_INPUT, LOCAL_AUX, WIRE)
+            for k in kinds:
+                ok |= at & (kind == k) & (index < lim[_SLOT[k]])
+        if not ok.all():
+            bad = int(codes[np.argmin(ok)])
+            raise UnallocatedVariableError(f"bulk constraint uses {Variable(bad)!r}, which is not allocated in this scope")
+
+    def _record(self, a, b, c) -> None:
+        lcs = (as_lc(a), as_lc(b), as_lc(c))
+        for lc in lcs:
+            self._check_terms(lc.terms)
+        for rows, lc in zip(self._rows, lcs):
+            rows.add(lc.terms, self._coeffs)
+
+    def _record_many(self, a, b, c, n: int) -> None:
+        specs = [rows_from_spec(s, n, self._coeffs) for s in (a, b, c)]
+        for counts, codes, cids in specs:
+            self._check_codes(codes)
+        for rows, spec in zip(self._rows, specs):
+            rows.add_many(*spec)
+
+
+class Batch(_Scope):
+    """A block whose handles stand for k instances; opened by `ConstraintSystem.batch(k)` or
+    `Batch.batch(k)` (nested: k instances inside each instance of the enclosing block).
+
+    Inside instance i (i < k), template aux variable j is the parent's aux base + i*T + j and template
+    row c is the parent's row base + i*C + c (T, C: per-instance counts, known at close). Values are
+    (total, 4) Fr arrays, total = k times the enclosing block's total, in instance order.
+    """
+
+    def __init__(self, cs: ConstraintSystem, parent: _Scope, k: int) -> None:
+        if not isinstance(k, (int, np.integer)) or k < 1:
+            raise InputError(f"a batch needs k >= 1 instances, got {k!r}")
+        self.cs, self.parent, self.k = cs, parent, int(k)
+        self.total = self.k * (parent.total if isinstance(parent, Batch) else 1)
+        self.serial = cs._new_serial()
+        self.record, self.has_values = cs.record, cs.has_values
+        self.one = ONE
+        self._coeffs = cs._coeffs
+        self._rows = (Rows(), Rows(), Rows())
+        self.num_aux = self.num_inputs = self.num_constraints = 0
+        self.tables: list[np.ndarray] = []
+        self._aux_vals: list[np.ndarray] = []  # chunks (total, t, 4)
+        self._in_vals: list[np.ndarray] = []
+        self._names: dict[int, str] = {}
+        self.closed = False
+        self._child: Batch | None = None
+
+    # -- scope bookkeeping
+    def _limits(self):
+        lim = self.parent._limits()
+        lim[self.serial] = (self.num_inputs, self.num_aux, len(self.tables))
+        return lim
+
+    def _open(self) -> None:
+        if self.closed:
+            raise SynthesisError("this batch block is closed")
+        if self._child is not None:
+            raise SynthesisError("a nested batch block is open: use it (or close it) first")
+
+    def __enter__(self) -> Batch:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:  # leave the system unusable rather than half-recorded
+            self.closed = True
+
+    # -- allocation
+    def _values(self, values) -> np.ndarray | None:
+        if not self.has_values:
+            return None
+        if values is None:
+            raise SynthesisError("witness mode needs a value for every allocation (got None)")
+        return fr_array(values, self.total)
+
+    def alloc(self, values=None) -> Variable:
+        """A template aux variable; values: k*parent-total Fr values (array or ints), None in constraint mode."""
+        self._open()
+        vals = self._values(values)
+        if vals is not None:
+            self._aux_vals.append(vals[:, None, :])
+        self.num_aux += 1
+        return Variable(make_code(LOCAL_AUX, self.num_aux - 1, self.serial), vals)
+
+    def alloc_input(self, values=None) -> Variable:
+        """A template public input (instance i's copy follows instance i-1's in the input order)."""
+        self._open()
+        vals = self._values(values)
+        if vals is not None:
+            self._in_vals.append(vals[:, None, :])
+        self.num_inputs += 1
+        return Variable(make_code(LOCAL_INPUT, self.num_inputs - 1, self.serial), vals)
+
+    def alloc_many(self, n: int, values=None) -> list[Variable]:
+        """n template aux variables; values: (total, n, 4) uint64 array, or None in constraint mode."""
+        self._open()
+        if self.has_values:
+            if values is None:
+                raise SynthesisError("witness mode needs values for alloc_many")
+            if not isinstance(values, np.ndarray) or values.shape != (self.total, n, 4):
+                raise InputError(f"alloc_many values must be a ({self.total}, {n}, 4) Fr array")
+            arr = fr_array(values.reshape(-1, 4)).reshape(self.total, n, 4)
+            self._aux_vals.append(arr)
+        first, self.num_aux = self.num_aux, self.num_aux + n
+        return [Variable(make_code(LOCAL_AUX, first + j, self.serial),
+                         arr[:, j] if self.has_values else None) for j in range(n)]
+
+    def wire(self, source, values=None) -> Variable:
+        """A per-instance variable from outside the block: instance i uses source[i].
+
+        source: a variable of a closed sibling block with the same k (its k instances), or k
+        enclosing-scope variables (Variables or codes). Values are taken from the source when not given.
+        """
+        self._open()
+        vals = None
+        if isinstance(source, Variable):
+            block = self.cs._closed.get(split_code(source.code)[2])
+            if block is None or block.parent is not self.parent:
+                raise InputError("wire() takes a variable of a closed sibling block, or k variables")
+            codes, vals = block.instances(source), source.value
+        else:
+            items = list(source) if not isinstance(source, np.ndarray) else source
+            codes = np.array([v.code if isinstance(v, Variable) else int(v) for v in items], dtype=np.int64)
+            if self.has_values and values is None:
+                if isinstance(self.parent, ConstraintSystem):
+                    vals = self.cs.values(codes)
+                elif all(isinstance(v, Variable) and v.value is not None for v in items):
+                    vals = np.stack([v.value for v in items], axis=1).reshape(-1, 4)
+        if codes.shape != (self.k,):
+            raise InputError(f"wire() needs {self.k} per-instance variables, got {codes.shape[0]}")
+        if self.record:
+            self.parent._check_codes(codes)
+        if self.has_values:
+            if values is not None:
+                vals = fr_array(values, self.total)
+            if vals is None:
+                raise SynthesisError("witness mode: give the values of the wired variables")
+        self.tables.append(codes)
+        return Variable(make_code(WIRE, len(self.tables) - 1, self.serial), vals)
+
+    # -- constraints
+    def enforce(self, a, b, c, name: str | None = None) -> None:
+        """One template row a * b = c holding in every instance."""
+        self._open()
+        if self.record:
+            self._record(a, b, c)
+            if name:
+                self._names[self.num_constraints] = name
+        self.num_constraints += 1
+
+    def enforce_many(self, a, b, c, n: int) -> None:
+        """n template rows in bulk (specs as in ConstraintSystem.enforce_many, with template codes)."""
+        self._open()
+        if self.record:
+            self._record_many(a, b, c, n)
+        self.num_constraints += n
+
+    def batch(self, k: int) -> Batch:
+        """A nested block: k instances inside each instance of this block."""
+        self._open()
+        self._child = Batch(self.cs, self, k)
+        return self._child
+
+    # -- closing
+    def instances(self, var: Variable) -> np.ndarray:
+        """(k,) codes, in the enclosing scope, of a template variable's k instances (block closed)."""
+        kind, index, serial = split_code(var.code)
+        if not self.closed or serial != self.serial or kind not in (LOCAL_AUX, LOCAL_INPUT, WIRE):
+            raise InputError(f"{var!r} is not a variable of this closed batch block")
+        if kind == WIRE:
+            return self.tables[index]
+        base, per = (self._aux_base, self.num_aux) if kind == LOCAL_AUX else (self._in_base, self.num_inputs)
+        pkind = (AUX if kind == LOCAL_AUX else INPUT) if isinstance(self.parent, ConstraintSystem) \
+            else kind
+        pserial = getattr(self.parent, "serial", 0)
+        first = make_code(pkind, base + index, pserial)
+        return first + ((np.arange(self.k, dtype=np.int64) * per) << KIND_BITS)
+
+    def close(self) -> None:
+        """Lay the k instances into the enclosing scope (bellperson's order)."""
+        self._open()
+        parent, top = self.parent, isinstance(self.parent, ConstraintSystem)
+        self._aux_base, self._in_base = parent.num_aux, parent.num_inputs
+        row_base = parent.num_constraints
+        if self.record:
+            tables = np.stack(self.tables) if self.tables else np.zeros((0, self.k), np.int64)
+            for mine, theirs in zip(self._rows, parent._rows):
+                counts, codes, cids = mine.arrays()
+                tpl = Template(counts, codes, cids, self.serial, self.k, self._aux_base, self.num_aux,
+                               self._in_base, self.num_inputs, tables,
+                               AUX if top else LOCAL_AUX, INPUT if top else LOCAL_INPUT,
+                               0 if top else parent.serial)
+                if top:
+                    theirs.add_template(tpl)
+                else:
+                    theirs.add_many(*tpl.expand())
+            if self._names and top:
+                parent._templates_named.append((row_base, self.k, self.num_constraints, dict(self._names)))
+            elif self._names:
+                parent._names.update({row_base + i * self.num_constraints + c: f"{name}[{i}]"
+                                      for c, name in self._names.items() for i in range(self.k)})
+        if self.has_values:
+            ptotal = self.total // self.k
+            for chunks, n, store in ((self._aux_vals, self.num_aux, "aux"), (self._in_vals, self.num_inputs, "in")):
+                if not n:
+                    continue
+                vals = np.concatenate(chunks, axis=1).reshape(ptotal, self.k * n, 4)
+                if top:
+                    (parent._aux if store == "aux" else parent._inputs).add_array(vals.reshape(-1, 4))
+                else:
+                    (parent._aux_vals if store == "aux" else parent._in_vals).append(vals)
+        parent.num_aux += self.k * self.num_aux
+        parent.num_inputs += self.k * self.num_inputs
+        parent.num_constraints += self.k * self.num_constraints
+        self.closed = True
+        parent._child = None
+        self.cs._closed[self.serial] = self
+
+
+class ConstraintSystem(_Scope):
+    """Records an R1CS circuit as arrays. Input 0 is ONE; columns are inputs, then aux."""
+
+    serial = 0
+    total = 1
+
+    def __init__(self, mode: str = "both") -> None:
+        if mode not in MODES:
+            raise InputError(f"mode must be one of {MODES}, got {mode!r}")
+        self.mode = mode
+        self.record, self.has_values = mode != "witness", mode != "constraints"
+        self.one = ONE
+        self.num_inputs, self.num_aux, self.num_constraints = 1, 0, 0
+        self._coeffs = CoeffTable()
+        self._rows = (Rows(), Rows(), Rows())
+        self._inputs, self._aux = _Values(), _Values()
+        if self.has_values:
+            self._inputs.add_int(1)
+        self._names: dict[int, str] = {}
+        self._templates_named: list[tuple[int, int, int, dict[int, str]]] = []
+        self._closed: dict[int, Batch] = {}
+        self._serials = 0
+        self._child: Batch | None = None
+
+    def _new_serial(self) -> int:
+        self._serials += 1
+        return self._serials
+
+    def _limits(self):
+        return {0: (self.num_inputs, self.num_aux, 0)}
+
+    def _open(self) -> None:
+        if self._child is not None:
+            raise SynthesisError("a batch block is open: allocate and enforce through it, or close it")
+
+    # -- allocation
+    def alloc(self, value=None) -> Variable:
+        """A new aux variable (bellperson's alloc); value: an int in [0, r), a (4,) Fr array, or None."""
+        self._open()
+        if self.has_values:
+            self._add_value(self._aux, value)
+        self.num_aux += 1
+        return Variable(make_code(AUX, self.num_aux - 1), value)
+
+    def alloc_input(self, value=None) -> Variable:
+        """A new public input (bellperson's alloc_input)."""
+        self._open()
+        if self.has_values:
+            self._add_value(self._inputs, value)
+        self.num_inputs += 1
+        return Variable(make_code(INPUT, self.num_inputs - 1), value)
+
+    @staticmethod
+    def _add_value(store: _Values, value) -> None:
+        if value is None:
+            raise SynthesisError("witness mode needs a value for every allocation (got None)")
+        if isinstance(value, np.ndarray):
+            store.add_array(fr_array(value, 1))
+        else:
+            store.add_int(fr_int(value))
+
+    def alloc_many(self, n_or_values) -> np.ndarray:
+        """Bulk aux allocation: an int n (constraint mode), or values ((n, 4) Fr array or ints).
+        Returns the (n,) int64 variable codes for enforce_many."""
+        return self._alloc_many(n_or_values, self._aux, AUX, "num_aux")
+
+    def alloc_input_many(self, n_or_values) -> np.ndarray:
+        """Bulk public-input allocation, as alloc_many."""
+        return self._alloc_many(n_or_values, self._inputs, INPUT, "num_inputs")
+
+    def _alloc_many(self, n_or_values, store: _Values, kind: int, counter: str) -> np.ndarray:
+        self._open()
+        if isinstance(n_or_values, (int, np.integer)) and not isinstance(n_or_values, bool):
+            if self.has_values:
+                raise SynthesisError("witness mode needs values, not a count")
+            n = int(n_or_values)
+        elif self.has_values:
+            vals = fr_array(n_or_values)
+            store.add_array(vals)
+            n = vals.shape[0]
+        else:
+            n = len(n_or_values)
+        first = getattr(self, counter)
+        setattr(self, counter, first + n)
+        return (np.arange(first, first + n, dtype=np.int64) << KIND_BITS) | kind
+
+    # -- constraints
+    def enforce(self, a, b, c, name: str | None = None) -> None:
+        """Record a * b = c; a, b, c: LinearCombination, Variable, int constant or None (zero)."""
+        self._open()
+        if self.record:
+            self._record(a, b, c)
+            if name:
+                self._names[self.num_constraints] = name
+        self.num_constraints += 1
+
+    def enforce_many(self, a, b, c, n: int | None = None) -> None:
+        """Record n constraints in one call. Each of a, b, c is None (empty rows), (codes, coeffs) with
+        codes (n, t) and coeffs (t,) or (n, t), or (indptr, codes, coeffs) in CSR form; codes come
+        from alloc_many / Variable.code, coefficients are ints (int64 array or Python ints, mod r)."""
+        self._open()
+        if n is None:
+            spec = next((s for s in (a, b, c) if s is not None), None)
+            if spec is None:
+                raise InputError("enforce_many needs n when a, b and c are all None")
+            n = len(spec[0]) - 1 if len(spec) == 3 else len(spec[0])
+        if self.record:
+            self._record_many(a, b, c, n)
+        self.num_constraints += n
+
+    def batch(self, k: int) -> Batch:
+        """Open a batch block of k instances (use as a context manager)."""
+        self._open()
+        self._child = Batch(self, self, k)
+        return self._child
+
+    # -- export
+    def values(self, codes) -> np.ndarray:
+        """(n, 4) Fr assignment of variables given by codes (INPUT / AUX)."""
+        if not self.has_values:
+            raise SynthesisError("a constraints-only system holds no values")
+        codes = np.asarray(codes, dtype=np.int64).reshape(-1)
+        self._check_codes(codes)
+        kind, index = codes & KIND_MASK, codes >> KIND_BITS
+        out = np.empty((codes.shape[0], 4), np.uint64)
+        inp = kind == INPUT
+        out[inp] = self._inputs.gather(index[inp])
+        out[~inp] = self._aux.gather(index[~inp])
+        return out
+
+    def witness(self) -> np.ndarray:
+        """The full assignment: (num_inputs + num_aux, 4) Fr Montgomery, inputs (ONE first) then aux."""
+        self._open()
+        if not self.has_values:
+            raise SynthesisError("a constraints-only system holds no witness")
+        return np.concatenate([self._inputs.all(), self._aux.all()])
+
+    def to_csr(self) -> tuple[CSR, CSR, CSR]:
+        """A, B, C with shape (num_constraints, num_inputs + num_aux)."""
+        self._open()
+        if not self.record:
+            raise SynthesisError("a witness-only system records no matrices")
+        table = self._coeffs.montgomery()
+        return tuple(finalize(*rows.arrays(), self.num_inputs, self.num_aux, self._coeffs, table)
+                     for rows in self._rows)
+
+    def constraint_name(self, row: int) -> str | None:
+        """The name given to constraint `row` (template rows: 'name[instance]'), if any."""
+        if row in self._names:
+            return self._names[row]
+        for base, k, per, names in self._templates_named:
+            if base <= row < base + k * per and (row - base) % per in names:
+                return f"{names[(row - base) % per]}[{(row - base) // per}]"
+        return None
+
+    def first_unsatisfied(self, witness: np.ndarray | None = None, csr=None) -> int | None:
+        """Index of the first constraint with <A_i, w> * <B_i, w> != <C_i, w>, or None."""
+        from cuzk.r1cs.spmv import first_unsatisfied
+
+        w = self.witness() if witness is None else witness
+        return first_unsatisfied(*(csr or self.to_csr()), w)
+
+    def is_satisfied(self, witness: np.ndarray | None = None) -> bool:
+        return self.first_unsatisfied(witness) is None
+
+    def assert_satisfied(self, witness: np.ndarray | None = None) -> None:
+        """Raise UnsatisfiedConstraintError naming the first failing constraint."""
+        row = self.first_unsatisfied(witness)
+        if row is not None:
+            raise UnsatisfiedConstraintError(row, self.constraint_name(row))
+
+    def stats(self) -> dict[str, int]:
+        """Counts: constraints, inputs, aux, and non-zeros per matrix (before duplicate merging)."""
+        nnz = [r.nnz for r in self._rows]
+        return {"num_constraints": self.num_constraints, "num_inputs": self.num_inputs,
+                "num_aux": self.num_aux, "nnz_a": nnz[0], "nnz_b": nnz[1], "nnz_c": nnz[2]}
