@@ -7,8 +7,10 @@ instances with numpy (tile + offsets) only when the flat CSR is asked for.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
+from numba import njit, prange
 
 from cuzk.errors import InputError
 from cuzk.r1cs.lc import (AUX, INDEX_MASK, INPUT, KIND_BITS, KIND_MASK, LOCAL_AUX, LOCAL_INPUT, R,
@@ -83,14 +85,13 @@ class Template:
         rest = codes >> KIND_BITS
         index = rest & INDEX_MASK
         mine = (rest >> 32) == self.serial
-        out = np.broadcast_to(codes, (k, codes.shape[0])).copy()
-        inst = np.arange(k, dtype=np.int64)[:, None]
+        first, step = codes.copy(), np.zeros_like(codes)
         for local, base, per, pkind in ((LOCAL_AUX, self.aux_base, self.aux_per, self.aux_kind),
                                         (LOCAL_INPUT, self.in_base, self.in_per, self.in_kind)):
             sel = mine & (kind == local)
-            if sel.any():
-                first = (((self.parent_serial << 32) | (base + index[sel])) << KIND_BITS) | pkind
-                out[:, sel] = first[None, :] + ((inst * per) << KIND_BITS)
+            first[sel] = (((self.parent_serial << 32) | (base + index[sel])) << KIND_BITS) | pkind
+            step[sel] = per << KIND_BITS
+        out = first[None, :] + np.arange(k, dtype=np.int64)[:, None] * step[None, :]
         sel = mine & (kind == WIRE)
         if sel.any():
             out[:, sel] = self.tables[index[sel]].T
@@ -101,16 +102,13 @@ class Rows:
     """Recorded rows of one matrix: single rows in Python lists, bulk rows and templates as chunks."""
 
     def __init__(self) -> None:
-        self._counts: list[int] = []
-        self._codes: list[int] = []
-        self._cids: list[int] = []
+        self._pending: list[dict[int, int]] = []  # single rows: code -> coefficient
         self.chunks: list = []  # (counts, codes, cids) tuples or Templates
+        self._table: CoeffTable | None = None
 
     def add(self, terms: dict[int, int], table: CoeffTable) -> None:
-        self._counts.append(len(terms))
-        self._codes.extend(terms)
-        intern = table.intern
-        self._cids.extend(intern(c) for c in terms.values())
+        self._pending.append(dict(terms))
+        self._table = table
 
     def add_many(self, counts: np.ndarray, codes: np.ndarray, cids: np.ndarray) -> None:
         self.flush()
@@ -121,14 +119,19 @@ class Rows:
         self.chunks.append(tpl)
 
     def flush(self) -> None:
-        if self._counts:
-            self.chunks.append((np.array(self._counts, dtype=np.int64), np.array(self._codes, dtype=np.int64),
-                                np.array(self._cids, dtype=np.uint32)))
-            self._counts, self._codes, self._cids = [], [], []
+        """Turn the pending single rows into one array chunk."""
+        if self._pending:
+            rows, self._pending = self._pending, []
+            counts = np.fromiter(map(len, rows), np.int64, len(rows))
+            nnz = int(counts.sum())
+            codes = np.fromiter(chain.from_iterable(rows), np.int64, nnz)
+            coeffs = chain.from_iterable(r.values() for r in rows)
+            cids = np.fromiter(map(self._table.intern, coeffs), np.uint32, nnz)
+            self.chunks.append((counts, codes, cids))
 
     @property
     def nnz(self) -> int:
-        return len(self._codes) + sum(c.nnz if isinstance(c, Template) else len(c[1]) for c in self.chunks)
+        return sum(map(len, self._pending)) + sum(c.nnz if isinstance(c, Template) else len(c[1]) for c in self.chunks)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(counts, codes, cids) of every row recorded so far, templates expanded."""
@@ -155,10 +158,15 @@ def rows_from_spec(spec, n: int, table: CoeffTable) -> tuple[np.ndarray, np.ndar
         if codes.ndim != 2 or codes.shape[0] != n:
             raise InputError(f"codes must have shape ({n}, t), got {codes.shape}")
         coeffs = np.asarray(spec[1])
-        coeffs = np.broadcast_to(coeffs, codes.shape) if coeffs.ndim == 1 else coeffs
+        counts = np.full(n, codes.shape[1], dtype=np.int64)
+        if coeffs.ndim == 1 and coeffs.shape[0] == codes.shape[1]:  # one coefficient per column
+            keep = (coeffs % R != 0) if coeffs.dtype == object else (coeffs != 0)
+            ids = table.intern_array(coeffs[keep])
+            codes = codes[:, keep]
+            counts[:] = codes.shape[1]
+            return counts, np.ascontiguousarray(codes).reshape(-1), np.tile(ids, n)
         if coeffs.shape != codes.shape:
             raise InputError(f"coeffs shape {coeffs.shape} does not match codes {codes.shape}")
-        counts = np.full(n, codes.shape[1], dtype=np.int64)
         codes, coeffs = codes.reshape(-1), coeffs.reshape(-1)
     else:
         indptr = np.asarray(spec[0], dtype=np.int64)
@@ -182,38 +190,73 @@ def _codes(x) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
+@njit(parallel=True, cache=True)
+def _place_rows(indptr, codes, cids, num_inputs, cols, out_cids, flags):
+    """Final column of every term (inputs, then aux), terms sorted by column within each row.
+
+    flags[r]: 1 when row r repeats a column, 2 when it holds a code that is not INPUT / AUX.
+    """
+    for r in prange(indptr.shape[0] - 1):
+        s, e = indptr[r], indptr[r + 1]
+        flag = 0
+        for i in range(s, e):
+            c = codes[i]
+            kind = c & 7
+            col = c >> 3
+            if kind == 1:
+                col += num_inputs
+            elif kind != 0:
+                flag = 2
+            cols[i] = col
+            out_cids[i] = cids[i]
+        if e - s > 32:  # long rows: a real sort
+            order = np.argsort(cols[s:e], kind="mergesort")
+            cols[s:e] = cols[s:e][order]
+            out_cids[s:e] = out_cids[s:e][order]
+        else:  # short rows (almost all): insertion sort
+            for i in range(s + 1, e):
+                col, cid, j = cols[i], out_cids[i], i - 1
+                while j >= s and cols[j] > col:
+                    cols[j + 1] = cols[j]
+                    out_cids[j + 1] = out_cids[j]
+                    j -= 1
+                cols[j + 1] = col
+                out_cids[j + 1] = cid
+        for i in range(s + 1, e):
+            if cols[i] == cols[i - 1] and flag == 0:
+                flag = 1
+        flags[r] = flag
+
+
 def finalize(counts: np.ndarray, codes: np.ndarray, cids: np.ndarray, num_inputs: int, num_aux: int,
              table: CoeffTable, coeffs: np.ndarray) -> CSR:
     """Flat CSR with final columns (inputs, then aux), rows sorted by column, duplicates merged."""
     m, ncols = counts.shape[0], num_inputs + num_aux
-    kind = codes & KIND_MASK
-    if np.any(kind > AUX):
-        raise InputError("template codes left in top-level rows")
-    index = codes >> KIND_BITS
-    cols = np.where(kind == INPUT, index, index + num_inputs)
-    rows = np.repeat(np.arange(m, dtype=np.int64), counts)
-    key = rows * ncols + cols
-    if key.size and np.any(np.diff(key) <= 0):
-        order = np.argsort(key, kind="stable")
-        key, rows, cols, cids = key[order], rows[order], cols[order], cids[order]
-        dup = np.flatnonzero(np.diff(key) == 0)
-        if dup.size:
-            rows, cols, cids = _merge_duplicates(key, rows, cols, cids, table)
-            coeffs = table.montgomery()
-            counts = np.bincount(rows, minlength=m).astype(np.int64)
     indptr = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    itype = np.int32 if ncols < 2**31 else np.int64
-    return CSR(indptr, cols.astype(itype), np.ascontiguousarray(cids, dtype=np.uint32), coeffs, (m, ncols))
+    cols = np.empty(codes.shape[0], dtype=np.int32 if ncols < 2**31 else np.int64)
+    out_cids = np.empty(codes.shape[0], dtype=np.uint32)
+    flags = np.empty(m, dtype=np.uint8)
+    _place_rows(indptr, codes, cids, num_inputs, cols, out_cids, flags)
+    if np.any(flags == 2):
+        raise InputError("template codes left in top-level rows")
+    if np.any(flags == 1):
+        counts, cols, out_cids = _merge_duplicates(indptr, cols, out_cids, table)
+        coeffs = table.montgomery()
+        np.cumsum(counts, out=indptr[1:])
+    return CSR(indptr, cols, out_cids, coeffs, (m, ncols))
 
 
-def _merge_duplicates(key, rows, cols, cids, table: CoeffTable):
-    """Sum the coefficients of repeated (row, column) entries (rare: Python over the groups)."""
-    starts = np.flatnonzero(np.concatenate(([True], np.diff(key) != 0)))
-    ends = np.append(starts[1:], key.shape[0])
+def _merge_duplicates(indptr, cols, cids, table: CoeffTable):
+    """Sum the coefficients of repeated columns within a row (rare: Python over the groups)."""
+    rows = np.repeat(np.arange(indptr.shape[0] - 1, dtype=np.int64), np.diff(indptr))
+    starts = np.flatnonzero(np.concatenate(([True], (np.diff(cols) != 0) | (np.diff(rows) != 0))))
+    ends = np.append(starts[1:], cols.shape[0])
     new = cids[starts].copy()
+    drop = np.iinfo(np.uint32).max
     for g in np.flatnonzero(ends - starts > 1):
         total = sum(table.values[c] for c in cids[starts[g]:ends[g]]) % R
-        new[g] = table.intern(total) if total else np.iinfo(np.uint32).max
-    keep = new != np.iinfo(np.uint32).max
-    return rows[starts][keep], cols[starts][keep], new[keep]
+        new[g] = table.intern(total) if total else drop
+    keep = new != drop
+    counts = np.bincount(rows[starts][keep], minlength=indptr.shape[0] - 1).astype(np.int64)
+    return counts, cols[starts][keep], new[keep]

@@ -111,11 +111,15 @@ class LinearCombination:
     def _combine(self, other, sign: int) -> LinearCombination:
         terms = dict(self.terms)
         for code, c in as_lc(other).terms.items():
-            s = (terms.get(code, 0) + sign * c) % R
-            if s:
-                terms[code] = s
+            old = terms.get(code)
+            if old is None:
+                terms[code] = c if sign > 0 else R - c
             else:
-                terms.pop(code, None)
+                s = (old + sign * c) % R
+                if s:
+                    terms[code] = s
+                else:
+                    del terms[code]
         return LinearCombination(terms)
 
     def __add__(self, other): return self._combine(other, 1)
@@ -143,10 +147,10 @@ class LinearCombination:
 
 def as_lc(x) -> LinearCombination:
     """A LinearCombination from an LC, a Variable, an int constant (times ONE) or None (zero)."""
-    if isinstance(x, LinearCombination):
+    if type(x) is LinearCombination:
         return x
-    if isinstance(x, Variable):
-        return x.lc()
+    if type(x) is Variable:
+        return LinearCombination({x.code: 1})
     if x is None:
         return LinearCombination()
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
@@ -182,11 +186,21 @@ class CoeffTable:
             arr = np.array([int(c) % R for c in arr.ravel()], dtype=object).reshape(arr.shape)
         elif not np.issubdtype(arr.dtype, np.integer):
             raise InputError(f"coefficients must be integers, got dtype {arr.dtype}")
-        if arr.size == 0:
-            return np.zeros(arr.shape, dtype=np.uint32)
-        uniq, inv = np.unique(arr, return_inverse=True)
-        ids = np.array([self.intern(int(u) % R) for u in uniq], dtype=np.uint32)
-        return ids[inv].reshape(arr.shape)
+        out = np.zeros(arr.shape, dtype=np.uint32)  # id 0: coefficient 1
+        if arr.dtype != object:
+            out[arr == -1] = 1
+            rest = (arr != 1) & (arr != -1)
+            if not rest.any():
+                return out
+            arr_rest = arr[rest]
+        else:
+            rest = np.ones(arr.shape, bool)
+            arr_rest = arr
+        if arr_rest.size:
+            uniq, inv = np.unique(arr_rest, return_inverse=True)
+            ids = np.array([self.intern(int(u) % R) for u in uniq], dtype=np.uint32)
+            out[rest] = ids[inv.reshape(-1)]
+        return out
 
     def montgomery(self) -> np.ndarray:
         """(n, 4) uint64 Montgomery form of every coefficient, indexed by id."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 
 from cuzk import _limbs as L
 from cuzk.errors import InputError, SynthesisError, UnallocatedVariableError, UnsatisfiedConstraintError
@@ -46,6 +47,22 @@ def fr_array(values, n: int | None = None) -> np.ndarray:
     if n is not None and out.shape[0] != n:
         raise InputError(f"expected {n} Fr values, got {out.shape[0]}")
     return out
+
+
+@njit(cache=True)
+def _first_bad_code(codes, serials, limits):
+    """Index of the first code not allocated in the scopes (serials[i], limits[i] = inputs, aux, wires)."""
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        kind, index, serial = c & 7, (c >> 3) & 0xFFFFFFFF, c >> 35
+        ok = False
+        for s in range(serials.shape[0]):
+            if serials[s] == serial and (kind <= 1) == (serial == 0) and kind <= 4:
+                slot = 2 if kind == 4 else (kind & 1) if serial == 0 else kind - 2
+                ok = index < limits[s, slot]
+        if not ok:
+            return i
+    return -1
 
 
 class _Values:
@@ -105,24 +122,24 @@ class _Scope:
     def _check_codes(self, codes: np.ndarray) -> None:
         if codes.size == 0:
             return
-        kind, rest = codes & KIND_MASK, codes >> KIND_BITS
-        index, serial = rest & INDEX_MASK, rest >> 32
-        ok = np.zeros(codes.shape, bool)
-        for s, lim in self._limits().items():
-            at = serial == s
-            kinds = (INPUT, AUX) if s == 0 else (LOCAL_INPUT, LOCAL_AUX, WIRE)
-            for k in kinds:
-                ok |= at & (kind == k) & (index < lim[_SLOT[k]])
-        if not ok.all():
-            bad = int(codes[np.argmin(ok)])
-            raise UnallocatedVariableError(f"bulk constraint uses {Variable(bad)!r}, which is not allocated in this scope")
+        limits = self._limits()
+        serials = np.array(list(limits), dtype=np.int64)
+        table = np.array(list(limits.values()), dtype=np.int64).reshape(-1, 3)
+        bad = _first_bad_code(np.ascontiguousarray(codes).reshape(-1), serials, table)
+        if bad >= 0:
+            code = int(codes.reshape(-1)[bad])
+            raise UnallocatedVariableError(f"bulk constraint uses {Variable(code)!r}, which is not allocated in this scope")
 
     def _record(self, a, b, c) -> None:
         lcs = (as_lc(a), as_lc(b), as_lc(c))
+        self._check_lcs(lcs)
+        table = self._coeffs
+        for rows, lc in zip(self._rows, lcs):
+            rows.add(lc.terms, table)
+
+    def _check_lcs(self, lcs) -> None:
         for lc in lcs:
             self._check_terms(lc.terms)
-        for rows, lc in zip(self._rows, lcs):
-            rows.add(lc.terms, self._coeffs)
 
     def _record_many(self, a, b, c, n: int) -> None:
         specs = [rows_from_spec(s, n, self._coeffs) for s in (a, b, c)]
@@ -363,6 +380,14 @@ class ConstraintSystem(_Scope):
     def _limits(self):
         return {0: (self.num_inputs, self.num_aux, 0)}
 
+    def _check_lcs(self, lcs) -> None:  # the fast path of _Scope._check_terms for top-level rows
+        ni, na = self.num_inputs, self.num_aux
+        for lc in lcs:
+            for code in lc.terms:
+                kind = code & KIND_MASK
+                if not ((kind == AUX and code >> KIND_BITS < na) or (kind == INPUT and code >> KIND_BITS < ni)):
+                    self._check_terms([code])
+
     def _open(self) -> None:
         if self._child is not None:
             raise SynthesisError("a batch block is open: allocate and enforce through it, or close it")
@@ -474,9 +499,9 @@ class ConstraintSystem(_Scope):
         self._open()
         if not self.record:
             raise SynthesisError("a witness-only system records no matrices")
+        parts = [rows.arrays() for rows in self._rows]  # interns every coefficient first
         table = self._coeffs.montgomery()
-        return tuple(finalize(*rows.arrays(), self.num_inputs, self.num_aux, self._coeffs, table)
-                     for rows in self._rows)
+        return tuple(finalize(*p, self.num_inputs, self.num_aux, self._coeffs, table) for p in parts)
 
     def constraint_name(self, row: int) -> str | None:
         """The name given to constraint `row` (template rows: 'name[instance]'), if any."""
