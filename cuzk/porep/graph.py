@@ -1,0 +1,329 @@
+"""The SDR stacked graph: DRG bucket-sampling base parents, Feistel expansion parents, parents cache.
+
+Follows rust-fil-proofs `storage-proofs-core/src/drgraph.rs`, `crypto/feistel.rs` and
+`storage-proofs-porep/src/stacked/vanilla/{graph,cache}.rs`:
+- base parents of node v >= 2 come from ChaCha8Rng (rand_chacha 0.3) seeded with
+  SHA256("Filecoin_DRSample" || porep_id)[:28] || u32 LE(v); each of the 5 sampled parents draws two
+  u64 (`next_u64` = two consecutive u32 output words, low word first). The predecessor v - 1 sits at
+  index 5 (API 1.0) or 0 (API 1.1+). Nodes 0 and 1 have all-zero base parents.
+- expansion parent i of v is permute(8v + i) / 8, a 3-round Feistel network over 2 * half_bits bits
+  with round function Blake2b-512(u64 BE(right) || u64 BE(key))[:8] (BE) & right_mask, cycle-walking
+  until below 8 * nodes; API 1.0 truncates the permuted index to u32 before dividing.
+The round function only ever sees `right < 2**half_bits` (at most 2**17 values), so it is tabulated
+once per round with hashlib and the permutation itself runs in numba.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+from numba import njit, prange
+
+from cuzk.errors import InputError
+from cuzk.porep.proofs import BASE_DEGREE, DEGREE, EXP_DEGREE, ApiVersion, RegisteredProof, get_proof
+
+DRSAMPLE_DST = b"Filecoin_DRSample"
+FEISTEL_DST = b"Filecoin_Feistel"
+FEISTEL_ROUNDS = 3
+PARENT_CACHE_VERSION = 28  # storage-proofs-core parameter_cache::VERSION
+_TREE_HASHER = "poseidon_hasher"  # H::name() of the stacked graph's hasher in every registered proof
+
+_M32 = np.uint64(0xFFFFFFFF)
+_CHUNK = 4096  # nodes per parallel work item
+
+
+def porep_domain_seed(dst: bytes, porep_id: bytes) -> bytes:
+    """SHA256(domain separation tag || porep_id)."""
+    return hashlib.sha256(dst + porep_id).digest()
+
+
+# ---------------------------------------------------------------- ChaCha8 and DRG bucket sampling
+
+
+@njit(cache=True)
+def _rotl32(x, n):
+    return ((x << n) | (x >> (np.uint64(32) - n))) & _M32
+
+
+@njit(cache=True)
+def _qr(a, b, c, d):
+    a = (a + b) & _M32
+    d = _rotl32(d ^ a, np.uint64(16))
+    c = (c + d) & _M32
+    b = _rotl32(b ^ c, np.uint64(12))
+    a = (a + b) & _M32
+    d = _rotl32(d ^ a, np.uint64(8))
+    c = (c + d) & _M32
+    b = _rotl32(b ^ c, np.uint64(7))
+    return a, b, c, d
+
+
+@njit(cache=True)
+def _chacha8_block(init, out, off):
+    """ChaCha with 8 rounds on the 16-word state `init` (uint64 holding u32); writes 16 words at out[off:]."""
+    x0, x1, x2, x3, x4, x5, x6, x7 = init[0], init[1], init[2], init[3], init[4], init[5], init[6], init[7]
+    x8, x9, x10, x11, x12, x13, x14, x15 = (
+        init[8], init[9], init[10], init[11], init[12], init[13], init[14], init[15])
+    for _ in range(4):
+        x0, x4, x8, x12 = _qr(x0, x4, x8, x12)
+        x1, x5, x9, x13 = _qr(x1, x5, x9, x13)
+        x2, x6, x10, x14 = _qr(x2, x6, x10, x14)
+        x3, x7, x11, x15 = _qr(x3, x7, x11, x15)
+        x0, x5, x10, x15 = _qr(x0, x5, x10, x15)
+        x1, x6, x11, x12 = _qr(x1, x6, x11, x12)
+        x2, x7, x8, x13 = _qr(x2, x7, x8, x13)
+        x3, x4, x9, x14 = _qr(x3, x4, x9, x14)
+    res = (x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15)
+    for i in range(16):
+        out[off + i] = (res[i] + init[i]) & _M32
+
+
+@njit(cache=True, parallel=True)
+def _base_parents_kernel(seed_words, start, stop, pred_first, out):
+    """Base parents of nodes start..stop into out (stop - start, 6) uint32."""
+    n = stop - start
+    five = np.uint64(BASE_DEGREE - 1)
+    one, two = np.uint64(1), np.uint64(2)
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        state = np.zeros(16, np.uint64)
+        state[0], state[1] = np.uint64(0x61707865), np.uint64(0x3320646E)
+        state[2], state[3] = np.uint64(0x79622D32), np.uint64(0x6B206574)
+        for i in range(7):
+            state[4 + i] = seed_words[i]
+        words = np.empty(32, np.uint64)
+        for j in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+            v = np.uint64(start + j)
+            if v < two:
+                for i in range(BASE_DEGREE):
+                    out[j, i] = 0
+                continue
+            state[11] = v  # key word 7 = u32 LE(node)
+            state[12] = np.uint64(0)  # block counter
+            _chacha8_block(state, words, 0)
+            state[12] = one
+            _chacha8_block(state, words, 16)
+            meta = v * five
+            n_buckets = np.uint64(0)  # ceil(log2(meta)); meta = 5v is never a power of two
+            t = meta
+            while t:
+                t >>= one
+                n_buckets += one
+            base = 1 if pred_first else 0
+            for i in range(BASE_DEGREE - 1):
+                r1 = words[4 * i] | (words[4 * i + 1] << np.uint64(32))
+                r2 = words[4 * i + 2] | (words[4 * i + 3] << np.uint64(32))
+                bucket = r1 % n_buckets + one
+                largest = min(meta, one << bucket)
+                smallest = max(two, largest >> one)
+                distance = smallest + r2 % (largest - smallest + one)
+                parent = (meta - distance) // five
+                if parent == v:
+                    parent = v - one
+                out[j, base + i] = parent
+            out[j, 0 if pred_first else BASE_DEGREE - 1] = v - one
+
+
+# ---------------------------------------------------------------- Feistel expansion
+
+
+def feistel_precompute(num_elements: int) -> tuple[int, int, int]:
+    """(left_mask, right_mask, half_bits) for the smallest power of 4 >= num_elements (feistel.rs)."""
+    next_pow4, log4 = 4, 1
+    while next_pow4 < num_elements:
+        next_pow4 *= 4
+        log4 += 1
+    return ((1 << log4) - 1) << log4, (1 << log4) - 1, log4
+
+
+def feistel_round_table(key: int, half_bits: int) -> np.ndarray:
+    """F(r, key) for every r < 2**half_bits: Blake2b-512(u64 BE r || u64 BE key)[:8] as BE u64, masked."""
+    mask = (1 << half_bits) - 1
+    key_be = key.to_bytes(8, "big")
+    blake = hashlib.blake2b
+    table = np.empty(1 << half_bits, np.uint64)
+    for r in range(1 << half_bits):
+        table[r] = int.from_bytes(blake(r.to_bytes(8, "big") + key_be).digest()[:8], "big") & mask
+    return table
+
+
+@njit(cache=True)
+def _feistel_encode(index, tables, half_bits, left_mask, right_mask):
+    left = (index & left_mask) >> half_bits
+    right = index & right_mask
+    for k in range(FEISTEL_ROUNDS):
+        left, right = right, left ^ tables[k, right]
+    return (left << half_bits) | right
+
+
+@njit(cache=True, parallel=True)
+def _exp_parents_kernel(tables, half_bits, num_elements, start, stop, truncate_u32, out):
+    """Expansion parents of nodes start..stop into out (stop - start, 8) uint32."""
+    n = stop - start
+    hb = np.uint64(half_bits)
+    right_mask = (np.uint64(1) << hb) - np.uint64(1)
+    left_mask = right_mask << hb
+    ne = np.uint64(num_elements)
+    deg = np.uint64(EXP_DEGREE)
+    for c in prange((n + _CHUNK - 1) // _CHUNK):
+        for j in range(c * _CHUNK, min(n, (c + 1) * _CHUNK)):
+            a0 = np.uint64(start + j) * deg
+            for i in range(EXP_DEGREE):
+                u = _feistel_encode(a0 + np.uint64(i), tables, hb, left_mask, right_mask)
+                while u >= ne:
+                    u = _feistel_encode(u, tables, hb, left_mask, right_mask)
+                if truncate_u32:
+                    u &= _M32
+                out[j, i] = u // deg
+
+
+# ---------------------------------------------------------------- the graph
+
+
+@dataclass(frozen=True)
+class SdrGraph:
+    """The stacked DRG of one sector shape: `nodes` 32-byte nodes, porep_id, API version."""
+
+    nodes: int
+    porep_id: bytes
+    api_version: ApiVersion
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.nodes < 1 << 32:
+            raise InputError(f"nodes must be in [1, 2**32), got {self.nodes}")
+        if not isinstance(self.porep_id, bytes) or len(self.porep_id) != 32:
+            raise InputError("porep_id must be 32 bytes")
+        if not isinstance(self.api_version, ApiVersion):
+            raise InputError(f"api_version must be an ApiVersion, got {self.api_version!r}")
+
+    @classmethod
+    def for_proof(cls, proof: RegisteredProof | int | str) -> SdrGraph:
+        p = get_proof(proof)
+        return cls(p.nodes, p.porep_id, p.api_version)
+
+    @property
+    def drg_seed(self) -> bytes:
+        return porep_domain_seed(DRSAMPLE_DST, self.porep_id)[:28]
+
+    @property
+    def feistel_keys(self) -> tuple[int, int, int, int]:
+        raw = porep_domain_seed(FEISTEL_DST, self.porep_id)
+        return tuple(int.from_bytes(raw[8 * i: 8 * i + 8], "little") for i in range(4))
+
+    @cached_property
+    def _feistel(self) -> tuple[np.ndarray, int]:
+        half_bits = feistel_precompute(EXP_DEGREE * self.nodes)[2]
+        tables = np.stack([feistel_round_table(k, half_bits) for k in self.feistel_keys[:FEISTEL_ROUNDS]])
+        return tables, half_bits
+
+    def _range(self, start: int, stop: int | None) -> tuple[int, int]:
+        stop = self.nodes if stop is None else stop
+        if not 0 <= start <= stop <= self.nodes:
+            raise InputError(f"node range [{start}, {stop}) outside [0, {self.nodes})")
+        return start, stop
+
+    def base_parents(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """(stop - start, 6) uint32 DRG parents of nodes start..stop."""
+        start, stop = self._range(start, stop)
+        seed_words = np.frombuffer(self.drg_seed, "<u4").astype(np.uint64)
+        out = np.empty((stop - start, BASE_DEGREE), np.uint32)
+        _base_parents_kernel(seed_words, start, stop, self.api_version is not ApiVersion.V1_0_0, out)
+        return out
+
+    def expansion_parents(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """(stop - start, 8) uint32 expansion parents (in the previous layer) of nodes start..stop."""
+        start, stop = self._range(start, stop)
+        tables, half_bits = self._feistel
+        out = np.empty((stop - start, EXP_DEGREE), np.uint32)
+        _exp_parents_kernel(tables, half_bits, EXP_DEGREE * self.nodes, start, stop,
+                            self.api_version is ApiVersion.V1_0_0, out)
+        return out
+
+    def parents(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """(stop - start, 14) uint32: 6 base parents then 8 expansion parents, as in the parents cache."""
+        start, stop = self._range(start, stop)
+        out = np.empty((stop - start, DEGREE), np.uint32)
+        out[:, :BASE_DEGREE] = self.base_parents(start, stop)
+        out[:, BASE_DEGREE:] = self.expansion_parents(start, stop)
+        return out
+
+    @property
+    def identifier(self) -> str:
+        """ParameterSetMetadata::identifier() of rust's StackedBucketGraph<PoseidonHasher>."""
+        base = f"drgraph::BucketGraph{{size: {self.nodes}; degree: {BASE_DEGREE}; hasher: {_TREE_HASHER}}}"
+        return f"stacked_graph::StackedGraph{{expansion_degree: {EXP_DEGREE} base_graph: {base} }}"
+
+    @property
+    def cache_file_name(self) -> str:
+        """Official parents cache file name: v28-sdr-parent-<hex SHA256(hasher, identifier, keys, nodes)>.cache."""
+        h = hashlib.sha256(_TREE_HASHER.encode() + self.identifier.encode())
+        for key in self.feistel_keys:
+            h.update(key.to_bytes(8, "little"))
+        h.update(self.nodes.to_bytes(4, "little"))
+        return f"v{PARENT_CACHE_VERSION}-sdr-parent-{h.hexdigest()}.cache"
+
+
+# ---------------------------------------------------------------- parents cache
+
+
+def _as_graph(proof: SdrGraph | RegisteredProof | int | str) -> SdrGraph:
+    return proof if isinstance(proof, SdrGraph) else SdrGraph.for_proof(proof)
+
+
+def _fill(graph: SdrGraph, out: np.ndarray, label: str) -> None:
+    """Fill `out` with the graph's parents in steps of 2**20 nodes, reporting progress on stderr
+    (at most once a second) once the build has taken more than two seconds."""
+    step = 1 << 20  # small steps pay a large parallel-launch overhead
+    t0 = last = time.perf_counter()
+    shown = False
+    for lo in range(0, graph.nodes, step):
+        hi = min(graph.nodes, lo + step)
+        out[lo:hi] = graph.parents(lo, hi)
+        now = time.perf_counter()
+        if (shown and (now - last > 1.0 or hi == graph.nodes)) or (not shown and now - t0 > 2.0 and hi < graph.nodes):
+            shown, last = True, now
+            print(f"\rparents cache {label}: {hi / graph.nodes:6.1%} of {graph.nodes} nodes, {now - t0:7.1f} s",
+                  end="\n" if hi == graph.nodes else "", file=sys.stderr, flush=True)
+
+
+def parents_cache(proof: SdrGraph | RegisteredProof | int | str, path: str | os.PathLike | None = None) -> np.ndarray:
+    """Parents cache of a registered proof (or any SdrGraph): (nodes, 14) uint32, base parents first.
+
+    The file format is the official one: 14 u32 LE per node, nothing else. With `path` None the
+    cache is built in memory. With `path` an existing directory the file is
+    `path / graph.cache_file_name`; an existing file of the right size there is memory-mapped
+    (read-only) instead of rebuilt. Any other `path` names the file to write. Files are built in a
+    temporary file beside the target (memory-mapped, so 32/64 GiB caches need not fit in RAM) and
+    renamed into place atomically; the returned array is then a read-only memmap of the file.
+    """
+    graph = _as_graph(proof)
+    label = f"{graph.nodes} nodes" if isinstance(proof, SdrGraph) else get_proof(proof).name
+    if path is None:
+        out = np.empty((graph.nodes, DEGREE), np.uint32)
+        _fill(graph, out, label)
+        return out
+    target = Path(path)
+    if target.is_dir():
+        target = target / graph.cache_file_name
+    size = graph.nodes * DEGREE * 4
+    if target.is_file() and target.stat().st_size == size:
+        return np.memmap(target, dtype="<u4", mode="r", shape=(graph.nodes, DEGREE))
+    fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
+    try:
+        os.ftruncate(fd, size)
+        os.close(fd)
+        out = np.memmap(tmp, dtype="<u4", mode="r+", shape=(graph.nodes, DEGREE))
+        _fill(graph, out, label)
+        out.flush()
+        del out
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return np.memmap(target, dtype="<u4", mode="r", shape=(graph.nodes, DEGREE))

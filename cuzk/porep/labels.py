@@ -1,0 +1,212 @@
+"""SDR labelling: replica_id and the labels of every layer (rust-fil-proofs `stacked/vanilla/create_label`).
+
+label(L, v) = SHA256(replica_id || u32 BE(L) || u64 BE(v) || 20 zero bytes || 37 parent labels) with
+byte 31 &= 0x3F. Node 0 hashes only the 64-byte prefix. Layer 1 hashes its 6 base parents (labels of
+this layer) 6 times, then base parent 0; layer L > 1 hashes its 14 parents (6 base from layer L, 8
+expansion from layer L - 1) twice, then the first 9. Base parents all precede v, so a layer is computed
+node by node in order; the kernel below is a numba SHA256 over labels kept as big-endian u32 words.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+from numba import njit
+
+from cuzk.errors import InputError
+from cuzk.porep.proofs import BASE_DEGREE, DEGREE, NODE_SIZE
+
+HASHED_PARENTS = 37
+_LAST_WORD_MASK = np.uint32(0xFFFFFF3F)  # byte 31 &= 0x3F on a big-endian word
+
+_K = np.array([
+    0x428A2F98, 0x71374491, 0xB5C0FBCF, 0xE9B5DBA5, 0x3956C25B, 0x59F111F1, 0x923F82A4, 0xAB1C5ED5,
+    0xD807AA98, 0x12835B01, 0x243185BE, 0x550C7DC3, 0x72BE5D74, 0x80DEB1FE, 0x9BDC06A7, 0xC19BF174,
+    0xE49B69C1, 0xEFBE4786, 0x0FC19DC6, 0x240CA1CC, 0x2DE92C6F, 0x4A7484AA, 0x5CB0A9DC, 0x76F988DA,
+    0x983E5152, 0xA831C66D, 0xB00327C8, 0xBF597FC7, 0xC6E00BF3, 0xD5A79147, 0x06CA6351, 0x14292967,
+    0x27B70A85, 0x2E1B2138, 0x4D2C6DFC, 0x53380D13, 0x650A7354, 0x766A0ABB, 0x81C2C92E, 0x92722C85,
+    0xA2BFE8A1, 0xA81A664B, 0xC24B8B70, 0xC76C51A3, 0xD192E819, 0xD6990624, 0xF40E3585, 0x106AA070,
+    0x19A4C116, 0x1E376C08, 0x2748774C, 0x34B0BCB5, 0x391C0CB3, 0x4ED8AA4A, 0x5B9CCA4F, 0x682E6FF3,
+    0x748F82EE, 0x78A5636F, 0x84C87814, 0x8CC70208, 0x90BEFFFA, 0xA4506CEB, 0xBEF9A3F7, 0xC67178F2,
+], dtype=np.uint32)
+_H0 = np.array([0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A, 0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19],
+               dtype=np.uint32)
+
+
+def replica_id(prover_id: bytes, sector_id: int, ticket: bytes, comm_d: bytes, porep_id: bytes) -> bytes:
+    """SHA256(prover_id || u64 BE(sector_id) || ticket || comm_d || porep_id) with byte 31 &= 0x3F."""
+    for name, value in (("prover_id", prover_id), ("ticket", ticket), ("comm_d", comm_d), ("porep_id", porep_id)):
+        if not isinstance(value, (bytes, bytearray)) or len(value) != 32:
+            raise InputError(f"{name} must be 32 bytes")
+    if not 0 <= sector_id < 1 << 64:
+        raise InputError(f"sector_id must be a u64, got {sector_id}")
+    h = bytearray(hashlib.sha256(
+        bytes(prover_id) + sector_id.to_bytes(8, "big") + bytes(ticket) + bytes(comm_d) + bytes(porep_id)
+    ).digest())
+    h[31] &= 0x3F
+    return bytes(h)
+
+
+def expand_label_parents(layer: int, parent_labels: Sequence[bytes]) -> list[bytes]:
+    """The 37 labels hashed for a node > 0, from its 6 base (layer 1) or 14 parents' labels."""
+    if layer == 1 and len(parent_labels) == BASE_DEGREE:
+        return list(parent_labels) * BASE_DEGREE + [parent_labels[0]]
+    if layer > 1 and len(parent_labels) == DEGREE:
+        return list(parent_labels) * 2 + list(parent_labels[:HASHED_PARENTS - 2 * DEGREE])
+    raise InputError(f"layer {layer} needs {BASE_DEGREE if layer == 1 else DEGREE} parent labels")
+
+
+def label_node(replica: bytes, layer: int, node: int, hashed_parents: Sequence[bytes]) -> bytes:
+    """One label from the exact parent labels hashed (37, or none for node 0), as LabelingProof does."""
+    h = hashlib.sha256(replica + layer.to_bytes(4, "big") + node.to_bytes(8, "big") + bytes(20))
+    for p in hashed_parents:
+        h.update(p)
+    out = bytearray(h.digest())
+    out[31] &= 0x3F
+    return bytes(out)
+
+
+# ---------------------------------------------------------------- numba SHA256 over BE words
+# Scalars stay np.uint32 (each sum truncated) so LLVM emits 32-bit adds and rotates (rorx).
+
+
+@njit(cache=True, inline="always")  # scalar-only helpers: inlined, or every round pays calls
+def _rotr(x, n):
+    return np.uint32((x >> np.uint32(n)) | (x << np.uint32(32 - n)))
+
+
+@njit(cache=True, inline="always")
+def _round(a, b, c, d, e, f, g, h, kw):
+    """One SHA256 round; returns the new (d, h), the other six words just change roles."""
+    t1 = np.uint32(h + (_rotr(e, 6) ^ _rotr(e, 11) ^ _rotr(e, 25)) + (g ^ (e & (f ^ g))) + kw)
+    t2 = np.uint32((_rotr(a, 2) ^ _rotr(a, 13) ^ _rotr(a, 22)) + ((a & b) | (c & (a | b))))
+    return np.uint32(d + t1), np.uint32(t1 + t2)
+
+
+@njit(cache=True)
+def _compress(state, w):
+    """SHA256 compression of the 16 message words in w[:16] (uint32, room for 64) into state (8 uint32)."""
+    for t in range(16, 64):
+        x, y = w[t - 15], w[t - 2]
+        s0 = _rotr(x, 7) ^ _rotr(x, 18) ^ np.uint32(x >> np.uint32(3))
+        s1 = _rotr(y, 17) ^ _rotr(y, 19) ^ np.uint32(y >> np.uint32(10))
+        w[t] = np.uint32(w[t - 16] + s0 + w[t - 7] + s1)
+    a, b, c, d, e, f, g, h = state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
+    for t in range(0, 64, 8):
+        d, h = _round(a, b, c, d, e, f, g, h, np.uint32(_K[t] + w[t]))
+        c, g = _round(h, a, b, c, d, e, f, g, np.uint32(_K[t + 1] + w[t + 1]))
+        b, f = _round(g, h, a, b, c, d, e, f, np.uint32(_K[t + 2] + w[t + 2]))
+        a, e = _round(f, g, h, a, b, c, d, e, np.uint32(_K[t + 3] + w[t + 3]))
+        h, d = _round(e, f, g, h, a, b, c, d, np.uint32(_K[t + 4] + w[t + 4]))
+        g, c = _round(d, e, f, g, h, a, b, c, np.uint32(_K[t + 5] + w[t + 5]))
+        f, b = _round(c, d, e, f, g, h, a, b, np.uint32(_K[t + 6] + w[t + 6]))
+        e, a = _round(b, c, d, e, f, g, h, a, np.uint32(_K[t + 7] + w[t + 7]))
+    state[0] = np.uint32(state[0] + a)
+    state[1] = np.uint32(state[1] + b)
+    state[2] = np.uint32(state[2] + c)
+    state[3] = np.uint32(state[3] + d)
+    state[4] = np.uint32(state[4] + e)
+    state[5] = np.uint32(state[5] + f)
+    state[6] = np.uint32(state[6] + g)
+    state[7] = np.uint32(state[7] + h)
+
+
+@njit(cache=True)
+def _layer_kernel(parents, replica_words, layer, prev, cur):
+    """Labels of one layer into cur (nodes, 8) BE-word uint32; prev is layer - 1 (unused for layer 1)."""
+    nodes = cur.shape[0]
+    w = np.zeros(64, np.uint32)
+    state = np.empty(8, np.uint32)
+    buf = np.empty((DEGREE, 8), np.uint32)
+    period = BASE_DEGREE if layer == 1 else DEGREE
+    for v in range(nodes):
+        if v > 0:  # gather the distinct parents first, so that their cache misses overlap
+            for i in range(period):
+                src = cur if i < BASE_DEGREE else prev
+                p = parents[v, i]
+                for j in range(8):
+                    buf[i, j] = src[p, j]
+        state[:] = _H0
+        for j in range(8):
+            w[j] = replica_words[j]
+        w[8] = np.uint32(layer)
+        w[9] = np.uint32(np.uint64(v) >> np.uint64(32))
+        w[10] = np.uint32(np.uint64(v) & np.uint64(0xFFFFFFFF))
+        for j in range(11, 16):
+            w[j] = 0
+        _compress(state, w)
+        if v == 0:  # 64-byte message: one padding block
+            w[0] = np.uint32(0x80000000)
+            for j in range(1, 15):
+                w[j] = 0
+            w[15] = np.uint32(64 * 8)
+            _compress(state, w)
+        else:  # 37 parent labels: 18 full blocks, then label 36 with the padding
+            for k in range(HASHED_PARENTS):
+                i = k % period
+                off = 8 * (k & 1)
+                for j in range(8):
+                    w[off + j] = buf[i, j]
+                if k & 1:
+                    _compress(state, w)
+            w[8] = np.uint32(0x80000000)
+            for j in range(9, 15):
+                w[j] = 0
+            w[15] = np.uint32((64 + HASHED_PARENTS * NODE_SIZE) * 8)
+            _compress(state, w)
+        for j in range(8):
+            cur[v, j] = state[j]
+        cur[v, 7] &= _LAST_WORD_MASK
+
+
+def _to_words(labels: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(labels).view(">u4").astype(np.uint32)
+
+
+def _to_bytes(words: np.ndarray) -> np.ndarray:
+    return words.astype(">u4").view(np.uint8).reshape(words.shape[0], NODE_SIZE)
+
+
+def _check_parents(parents: np.ndarray) -> np.ndarray:
+    if parents.ndim != 2 or parents.shape[1] != DEGREE or parents.shape[0] < 1:
+        raise InputError(f"parents must have shape (nodes, {DEGREE}), got {parents.shape}")
+    parents = np.ascontiguousarray(parents, dtype=np.uint32)
+    if int(parents.max()) >= parents.shape[0]:
+        raise InputError("parents cache refers to nodes beyond the sector")
+    return parents
+
+
+def _replica_words(replica: bytes) -> np.ndarray:
+    if not isinstance(replica, (bytes, bytearray)) or len(replica) != 32:
+        raise InputError("replica_id must be 32 bytes")
+    return np.frombuffer(bytes(replica), ">u4").astype(np.uint32)
+
+
+def layer_labels(parents: np.ndarray, replica: bytes, layer: int, prev: np.ndarray | None = None) -> np.ndarray:
+    """Labels of `layer` (from 1) as (nodes, 32) uint8, given the parents cache (nodes, 14) and, for
+    layer > 1, the previous layer's labels (nodes, 32) uint8."""
+    parents = _check_parents(parents)
+    nodes = parents.shape[0]
+    if layer < 1 or layer >= 1 << 32:
+        raise InputError(f"layer must be in [1, 2**32), got {layer}")
+    if layer > 1:
+        if prev is None or prev.shape != (nodes, NODE_SIZE) or prev.dtype != np.uint8:
+            raise InputError(f"layer {layer} needs the previous layer's labels as ({nodes}, 32) uint8")
+        prev_words = _to_words(prev)
+    else:
+        prev_words = np.empty((1, 8), np.uint32)
+    cur = np.empty((nodes, 8), np.uint32)
+    _layer_kernel(parents, _replica_words(replica), layer, prev_words, cur)
+    return _to_bytes(cur)
+
+
+def all_labels(parents: np.ndarray, replica: bytes, layers: int) -> np.ndarray:
+    """Labels of layers 1..layers as (layers, nodes, 32) uint8 (memory: layers * sector size)."""
+    if layers < 1:
+        raise InputError(f"layers must be >= 1, got {layers}")
+    parents = _check_parents(parents)
+    out = np.empty((layers, parents.shape[0], NODE_SIZE), np.uint8)
+    for layer in range(1, layers + 1):
+        out[layer - 1] = layer_labels(parents, replica, layer, out[layer - 2] if layer > 1 else None)
+    return out
