@@ -82,6 +82,9 @@ def run(args) -> None:
         rows.append({"bench": "r1cs", "path": path, "what": what, "constraints": count,
                      "s": round(seconds, 3), "per_s": count / seconds})
 
+    warm = batch_system(10, "both", rng)  # load the numba kernels before timing
+    warm.is_satisfied()
+    bulk_system(10).to_csr()
     k = n // ROWS_PER_INSTANCE
     for mode in ("constraints", "witness"):
         cs, t_rec = timed(lambda: batch_system(k, mode, rng))

@@ -281,3 +281,32 @@ def test_errors():
     with pytest.raises(SynthesisError):
         blk.alloc(Fr.from_ints([1, 1]))
     assert cs.is_satisfied()
+
+
+def test_wired_duplicates_merge_like_bellperson():
+    """A wired variable that equals a shared one in some instance merges (or cancels) as an LC would."""
+    vals = rand_fr(3)
+    seq, bat = ConstraintSystem(), ConstraintSystem()
+    for cs in (seq, bat):
+        g = cs.alloc(vals[0])
+        h = cs.alloc(vals[1])
+    others = [g, h, g]  # instance i is wired to others[i]
+    for i in range(3):
+        seq.enforce(Variable(others[i].code) + 2 * g, Variable(others[i].code) - h, ONE)
+    with bat.batch(3) as blk:
+        e = blk.wire(others)
+        blk.enforce(e + 2 * g, e - h, ONE)
+    assert_same_system(seq, bat)
+    a, b, _ = bat.to_csr()
+    assert a.to_dense_ints()[0][1] == 3 and b.to_dense_ints()[1][2] == 0 and b.nnz == 4
+
+
+def test_values_as_arrays_and_bulk_inputs():
+    vals = rand_fr(4)
+    cs = ConstraintSystem()
+    x = cs.alloc(Fr.from_ints([vals[0]])[0])  # a (4,) Fr array
+    ins = cs.alloc_input_many(vals[1:3])
+    cs.enforce_many((ins[:, None], np.array([1])), None, None)
+    assert Fr.to_ints(cs.witness()) == [1, vals[1], vals[2], vals[0]]
+    assert Fr.to_ints(cs.values(np.array([x.code, ins[1]]))) == [vals[0], vals[2]]
+    assert cs.stats() == {"num_constraints": 2, "num_inputs": 3, "num_aux": 1, "nnz_a": 2, "nnz_b": 0, "nnz_c": 0}

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 
 from cuzk.errors import InputError
-from cuzk.r1cs.lc import (AUX, INDEX_MASK, INPUT, KIND_BITS, KIND_MASK, LOCAL_AUX, LOCAL_INPUT, R,
+from cuzk.r1cs.lc import (INDEX_MASK, KIND_BITS, KIND_MASK, LOCAL_AUX, LOCAL_INPUT, R,
                           WIRE, CoeffTable)
 
 
@@ -50,6 +50,15 @@ class CSR:
             for e in range(self.indptr[r], self.indptr[r + 1]):
                 dense[r][int(self.indices[e])] = table[self.coeff_ids[e]]
         return dense
+
+
+@njit(parallel=True, cache=True)
+def _expand_codes(first, step, wire, tables, out):
+    """out[i*t + e] = tables[wire[e], i] for wired terms, else first[e] + i*step[e] (t terms, k instances)."""
+    t = first.shape[0]
+    for i in prange(out.shape[0] // t):
+        for e in range(t):
+            out[i * t + e] = tables[wire[e], i] if wire[e] >= 0 else first[e] + i * step[e]
 
 
 @dataclass
@@ -91,11 +100,10 @@ class Template:
             sel = mine & (kind == local)
             first[sel] = (((self.parent_serial << 32) | (base + index[sel])) << KIND_BITS) | pkind
             step[sel] = per << KIND_BITS
-        out = first[None, :] + np.arange(k, dtype=np.int64)[:, None] * step[None, :]
-        sel = mine & (kind == WIRE)
-        if sel.any():
-            out[:, sel] = self.tables[index[sel]].T
-        return np.tile(self.counts, k), out.reshape(-1), np.tile(self.cids, k)
+        wire = np.where(mine & (kind == WIRE), index, -1)
+        out = np.empty(k * codes.shape[0], dtype=np.int64)
+        _expand_codes(first, step, wire, self.tables, out)
+        return np.tile(self.counts, k), out, np.tile(self.cids, k)
 
 
 class Rows:
@@ -139,6 +147,8 @@ class Rows:
         parts = [c.expand() if isinstance(c, Template) else c for c in self.chunks]
         if not parts:
             return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint32)
+        if len(parts) == 1:
+            return parts[0]
         return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
 
 

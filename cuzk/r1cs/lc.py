@@ -75,8 +75,12 @@ class Variable:
     def __sub__(self, other): return self.lc() - other
     def __rsub__(self, other): return as_lc(other) - self.lc()
     def __neg__(self): return -self.lc()
-    def __mul__(self, k): return self.lc() * k
-    def __rmul__(self, k): return self.lc() * k
+    def __mul__(self, k):
+        if type(k) is int and 0 < k < R:
+            return LinearCombination({self.code: k})
+        return self.lc() * k
+
+    __rmul__ = __mul__
 
 
 ONE = Variable(0)
@@ -129,9 +133,13 @@ class LinearCombination:
     def __neg__(self): return LinearCombination({k: R - c for k, c in self.terms.items()})
 
     def __mul__(self, k):
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
-            raise InputError(f"a linear combination can only be scaled by an int, not {type(k).__name__}")
-        k = int(k) % R
+        if type(k) is not int:
+            if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+                raise InputError(f"a linear combination can only be scaled by an int, not {type(k).__name__}")
+            k = int(k)
+        if k == 1:
+            return LinearCombination(dict(self.terms))
+        k %= R
         if k == 0:
             return LinearCombination()
         return LinearCombination({code: c * k % R for code, c in self.terms.items()})
@@ -153,7 +161,7 @@ def as_lc(x) -> LinearCombination:
         return LinearCombination({x.code: 1})
     if x is None:
         return LinearCombination()
-    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+    if type(x) is int or isinstance(x, np.integer):
         c = int(x) % R
         return LinearCombination({0: c} if c else {})
     raise InputError(f"expected a LinearCombination, Variable or int, got {type(x).__name__}")

@@ -7,15 +7,13 @@ instances had been synthesized one after the other.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 from numba import njit
 
 from cuzk import _limbs as L
 from cuzk.errors import InputError, SynthesisError, UnallocatedVariableError, UnsatisfiedConstraintError
 from cuzk.r1cs.csr import CSR, Rows, Template, finalize, rows_from_spec
-from cuzk.r1cs.lc import (AUX, INPUT, KIND_BITS, KIND_MASK, INDEX_MASK, LOCAL_AUX, LOCAL_INPUT, ONE, WIRE,
+from cuzk.r1cs.lc import (AUX, INPUT, KIND_BITS, KIND_MASK, LOCAL_AUX, LOCAL_INPUT, ONE, WIRE,
                           CoeffTable, Variable, as_lc, fr_int, make_code, split_code)
 
 MODES = ("both", "constraints", "witness")
