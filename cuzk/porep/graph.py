@@ -256,12 +256,14 @@ class SdrGraph:
     @property
     def identifier(self) -> str:
         """ParameterSetMetadata::identifier() of rust's StackedBucketGraph<PoseidonHasher>."""
-        base = f"drgraph::BucketGraph{{size: {self.nodes}; degree: {BASE_DEGREE}; hasher: {_TREE_HASHER}}}"
+        base = (f"drgraph::BucketGraph{{size: {self.nodes}; degree: {BASE_DEGREE}; "
+                f"hasher: {_TREE_HASHER}}}")
         return f"stacked_graph::StackedGraph{{expansion_degree: {EXP_DEGREE} base_graph: {base} }}"
 
     @property
     def cache_file_name(self) -> str:
-        """Official parents cache file name: v28-sdr-parent-<hex SHA256(hasher, identifier, keys, nodes)>.cache."""
+        """Official cache file name (cache.rs `cache_path`): v28-sdr-parent-<hex SHA256 of the hasher
+        name, the identifier, the 4 Feistel keys as u64 LE and u32 LE(nodes)>.cache."""
         h = hashlib.sha256(_TREE_HASHER.encode() + self.identifier.encode())
         for key in self.feistel_keys:
             h.update(key.to_bytes(8, "little"))
@@ -271,28 +273,27 @@ class SdrGraph:
 
 # ---------------------------------------------------------------- parents cache
 
-
-def _as_graph(proof: SdrGraph | RegisteredProof | int | str) -> SdrGraph:
-    return proof if isinstance(proof, SdrGraph) else SdrGraph.for_proof(proof)
+ProofLike = SdrGraph | RegisteredProof | int | str
 
 
 def _fill(graph: SdrGraph, out: np.ndarray, label: str) -> None:
-    """Fill `out` with the graph's parents in steps of 2**20 nodes, reporting progress on stderr
-    (at most once a second) once the build has taken more than two seconds."""
-    step = 1 << 20  # small steps pay a large parallel-launch overhead
+    """Fill `out` with the graph's parents in steps of 2**20 nodes (smaller steps pay a large
+    parallel-launch overhead); progress goes to stderr, at most once a second, after the first 2 s."""
+    step = 1 << 20
     t0 = last = time.perf_counter()
     shown = False
     for lo in range(0, graph.nodes, step):
         hi = min(graph.nodes, lo + step)
         out[lo:hi] = graph.parents(lo, hi)
         now = time.perf_counter()
-        if (shown and (now - last > 1.0 or hi == graph.nodes)) or (not shown and now - t0 > 2.0 and hi < graph.nodes):
+        done = hi == graph.nodes
+        if (shown and (now - last > 1.0 or done)) or (not shown and not done and now - t0 > 2.0):
             shown, last = True, now
-            print(f"\rparents cache {label}: {hi / graph.nodes:6.1%} of {graph.nodes} nodes, {now - t0:7.1f} s",
-                  end="\n" if hi == graph.nodes else "", file=sys.stderr, flush=True)
+            msg = f"\rparents cache {label}: {hi / graph.nodes:6.1%} of {graph.nodes} nodes, {now - t0:.0f} s"
+            print(msg, end="\n" if done else "", file=sys.stderr, flush=True)
 
 
-def parents_cache(proof: SdrGraph | RegisteredProof | int | str, path: str | os.PathLike | None = None) -> np.ndarray:
+def parents_cache(proof: ProofLike, path: str | os.PathLike | None = None) -> np.ndarray:
     """Parents cache of a registered proof (or any SdrGraph): (nodes, 14) uint32, base parents first.
 
     The file format is the official one: 14 u32 LE per node, nothing else. With `path` None the
@@ -302,8 +303,10 @@ def parents_cache(proof: SdrGraph | RegisteredProof | int | str, path: str | os.
     temporary file beside the target (memory-mapped, so 32/64 GiB caches need not fit in RAM) and
     renamed into place atomically; the returned array is then a read-only memmap of the file.
     """
-    graph = _as_graph(proof)
-    label = f"{graph.nodes} nodes" if isinstance(proof, SdrGraph) else get_proof(proof).name
+    if isinstance(proof, SdrGraph):
+        graph, label = proof, f"{proof.nodes} nodes"
+    else:
+        graph, label = SdrGraph.for_proof(proof), get_proof(proof).name
     if path is None:
         out = np.empty((graph.nodes, DEGREE), np.uint32)
         _fill(graph, out, label)
@@ -311,14 +314,13 @@ def parents_cache(proof: SdrGraph | RegisteredProof | int | str, path: str | os.
     target = Path(path)
     if target.is_dir():
         target = target / graph.cache_file_name
-    size = graph.nodes * DEGREE * 4
-    if target.is_file() and target.stat().st_size == size:
-        return np.memmap(target, dtype="<u4", mode="r", shape=(graph.nodes, DEGREE))
+    shape = (graph.nodes, DEGREE)
+    if target.is_file() and target.stat().st_size == graph.nodes * DEGREE * 4:
+        return np.memmap(target, dtype="<u4", mode="r", shape=shape)
     fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
+    os.close(fd)
     try:
-        os.ftruncate(fd, size)
-        os.close(fd)
-        out = np.memmap(tmp, dtype="<u4", mode="r+", shape=(graph.nodes, DEGREE))
+        out = np.memmap(tmp, dtype="<u4", mode="w+", shape=shape)
         _fill(graph, out, label)
         out.flush()
         del out
@@ -326,4 +328,4 @@ def parents_cache(proof: SdrGraph | RegisteredProof | int | str, path: str | os.
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return np.memmap(target, dtype="<u4", mode="r", shape=(graph.nodes, DEGREE))
+    return np.memmap(target, dtype="<u4", mode="r", shape=shape)

@@ -30,13 +30,14 @@ _K = np.array([
     0x19A4C116, 0x1E376C08, 0x2748774C, 0x34B0BCB5, 0x391C0CB3, 0x4ED8AA4A, 0x5B9CCA4F, 0x682E6FF3,
     0x748F82EE, 0x78A5636F, 0x84C87814, 0x8CC70208, 0x90BEFFFA, 0xA4506CEB, 0xBEF9A3F7, 0xC67178F2,
 ], dtype=np.uint32)
-_H0 = np.array([0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A, 0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19],
-               dtype=np.uint32)
+_H0 = np.array([0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A,
+                0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19], dtype=np.uint32)
 
 
 def replica_id(prover_id: bytes, sector_id: int, ticket: bytes, comm_d: bytes, porep_id: bytes) -> bytes:
     """SHA256(prover_id || u64 BE(sector_id) || ticket || comm_d || porep_id) with byte 31 &= 0x3F."""
-    for name, value in (("prover_id", prover_id), ("ticket", ticket), ("comm_d", comm_d), ("porep_id", porep_id)):
+    named = {"prover_id": prover_id, "ticket": ticket, "comm_d": comm_d, "porep_id": porep_id}
+    for name, value in named.items():
         if not isinstance(value, (bytes, bytearray)) or len(value) != 32:
             raise InputError(f"{name} must be 32 bytes")
     if not 0 <= sector_id < 1 << 64:
@@ -59,6 +60,8 @@ def expand_label_parents(layer: int, parent_labels: Sequence[bytes]) -> list[byt
 
 def label_node(replica: bytes, layer: int, node: int, hashed_parents: Sequence[bytes]) -> bytes:
     """One label from the exact parent labels hashed (37, or none for node 0), as LabelingProof does."""
+    if len(replica) != 32 or not 0 <= layer < 1 << 32 or not 0 <= node < 1 << 64:
+        raise InputError("label_node needs a 32-byte replica_id, a u32 layer and a u64 node")
     h = hashlib.sha256(replica + layer.to_bytes(4, "big") + node.to_bytes(8, "big") + bytes(20))
     for p in hashed_parents:
         h.update(p)
@@ -183,7 +186,9 @@ def _replica_words(replica: bytes) -> np.ndarray:
     return np.frombuffer(bytes(replica), ">u4").astype(np.uint32)
 
 
-def layer_labels(parents: np.ndarray, replica: bytes, layer: int, prev: np.ndarray | None = None) -> np.ndarray:
+def layer_labels(
+    parents: np.ndarray, replica: bytes, layer: int, prev: np.ndarray | None = None
+) -> np.ndarray:
     """Labels of `layer` (from 1) as (nodes, 32) uint8, given the parents cache (nodes, 14) and, for
     layer > 1, the previous layer's labels (nodes, 32) uint8."""
     parents = _check_parents(parents)

@@ -57,7 +57,9 @@ class RegisteredProof:
 
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
-_SIZES = [("2KiB", 2 * KiB), ("8MiB", 8 * MiB), ("512MiB", 512 * MiB), ("32GiB", 32 * GiB), ("64GiB", 64 * GiB)]
+_SIZES = [
+    ("2KiB", 2 * KiB), ("8MiB", 8 * MiB), ("512MiB", 512 * MiB), ("32GiB", 32 * GiB), ("64GiB", 64 * GiB)
+]
 _LAYERS = {2 * KiB: 2, 8 * MiB: 2, 512 * MiB: 2, 32 * GiB: 11, 64 * GiB: 11}
 _PARTITIONS = {2 * KiB: 1, 8 * MiB: 1, 512 * MiB: 1, 32 * GiB: 10, 64 * GiB: 10}
 _NI_PARTITIONS = {2 * KiB: 13, 8 * MiB: 13, 512 * MiB: 13, 32 * GiB: 126, 64 * GiB: 126}

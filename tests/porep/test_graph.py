@@ -84,7 +84,7 @@ def _random_graph(rng, nodes, version) -> SdrGraph:
     return SdrGraph(nodes, rng.bytes(32), version)
 
 
-@pytest.mark.parametrize("version", list(ApiVersion))
+@pytest.mark.parametrize("version", list(ApiVersion), ids=lambda v: v.name)
 def test_graph_invariants(rng, version):
     nodes = int(rng.integers(100, 5000))
     g = _random_graph(rng, nodes, version)

@@ -31,7 +31,8 @@ VECTORS = [
 ]
 
 
-@pytest.mark.parametrize("nodes, porep_id, version, expected", VECTORS)
+@pytest.mark.parametrize("nodes, porep_id, version, expected", VECTORS,
+                         ids=[f"{32 * v[0] // 1024}KiB-{v[2].name}" for v in VECTORS])
 def test_last_label_vectors(nodes, porep_id, version, expected):
     labels = all_labels(parents_cache(SdrGraph(nodes, porep_id, version)), bytes([9] * 32), 11)
     assert labels.shape == (11, nodes, 32)
@@ -47,7 +48,7 @@ def _reference_label(labels, parents, replica, layer, v) -> bytes:
     return label_node(replica, layer, v, expand_label_parents(layer, base + exp))
 
 
-@pytest.mark.parametrize("version", list(ApiVersion))
+@pytest.mark.parametrize("version", list(ApiVersion), ids=lambda v: v.name)
 def test_labels_match_reference(rng, version):
     nodes, layers = int(rng.integers(2, 300)), 3
     parents = parents_cache(SdrGraph(nodes, rng.bytes(32), version))
@@ -56,7 +57,8 @@ def test_labels_match_reference(rng, version):
     labels = all_labels(parents, bytes(replica), layers)
     for layer in range(1, layers + 1):
         for v in range(nodes):
-            assert labels[layer - 1, v].tobytes() == _reference_label(labels, parents, bytes(replica), layer, v)
+            expected = _reference_label(labels, parents, bytes(replica), layer, v)
+            assert labels[layer - 1, v].tobytes() == expected
     assert (labels[..., 31] <= 0x3F).all()
 
 
@@ -74,10 +76,12 @@ def test_replica_id(rng):
     prover, ticket, comm_d = rng.bytes(32), rng.bytes(32), rng.bytes(32)
     porep_id = (5).to_bytes(8, "little") + bytes(24)
     sector = int(rng.integers(0, 1 << 63))
-    digest = bytearray(hashlib.sha256(prover + sector.to_bytes(8, "big") + ticket + comm_d + porep_id).digest())
+    message = prover + sector.to_bytes(8, "big") + ticket + comm_d + porep_id
+    digest = bytearray(hashlib.sha256(message).digest())
     digest[31] &= 0x3F
     assert replica_id(prover, sector, ticket, comm_d, porep_id) == bytes(digest)
-    for r in (replica_id(b"\xff" * 32, s, b"\xff" * 32, b"\xff" * 32, porep_id) for s in (0, 1, (1 << 64) - 1)):
+    for s in (0, 1, (1 << 64) - 1):
+        r = replica_id(b"\xff" * 32, s, b"\xff" * 32, b"\xff" * 32, porep_id)
         assert len(r) == 32 and r[31] <= 0x3F
     with pytest.raises(InputError):
         replica_id(prover[:31], sector, ticket, comm_d, porep_id)
