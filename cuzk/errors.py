@@ -31,3 +31,27 @@ class UnallocatedVariableError(InputError):
 
 class SynthesisError(CuzkError, RuntimeError):
     """A constraint system used out of order: a missing assignment, a block left open, the wrong mode."""
+
+
+class InvalidPointError(InputError):
+    """An encoded curve point that is not a valid group element; `index` is the offending point."""
+
+    def __init__(self, index: int, reason: str) -> None:
+        self.index, self.reason = index, reason
+        super().__init__(f"point {index}: {reason}")
+
+
+class NotOnCurveError(InvalidPointError):
+    """Coordinates that do not satisfy the curve equation (or an x with no y on the curve)."""
+
+
+class NotInSubgroupError(InvalidPointError):
+    """A curve point outside the prime-order subgroup."""
+
+
+class BadFlagsError(InvalidPointError):
+    """zcash flag bits that are inconsistent with the encoding or with each other."""
+
+
+class PointLengthError(InputError):
+    """Encoded points whose total length is not a multiple of the point size."""
