@@ -1,0 +1,288 @@
+"""Poseidon as neptune computes it: a vectorised CPU hash and the legacy (Filecoin) circuit gadget.
+
+`hash_many` hashes n preimages at once with a numba kernel over Montgomery limb arrays, using neptune's
+optimised static schedule (compressed round constants, pre-sparse and sparse matrices), which gives the
+same output as the plain permutation (`hash_reference`, Python ints). `poseidon_hash` is neptune's
+legacy `circuit::poseidon_hash` that rust-fil-proofs uses: 311 rows for arity 2, 598 for arity 11.
+Its witness is the trace of that same kernel: every S-box input (allocated from its linear
+combination), l^2, l^4, l^5, then the output, exactly the circuit's variables in the circuit's order.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import njit, prange
+
+from cuzk import _limbs as L
+from cuzk.errors import InputError
+from cuzk.fields import Fr
+from cuzk.gadgets import scope as S
+from cuzk.gadgets.num import Num
+from cuzk.gadgets.poseidon_constants import R, constants, left_apply
+
+
+def hash_reference(inputs: list[int], arity: int) -> int:
+    """The plain permutation in Python ints (neptune's HashMode::Correct); output state[1]."""
+    c = constants(arity)
+    if len(inputs) != arity:
+        raise InputError(f"Poseidon-{arity} takes {arity} inputs, got {len(inputs)}")
+    t, half = c.width, c.full_rounds // 2
+    state = [c.domain_tag] + [int(x) % R for x in inputs]
+    for r in range(c.full_rounds + c.partial_rounds):
+        state = [(x + k) % R for x, k in zip(state, c.round_constants[r * t:(r + 1) * t])]
+        if r < half or r >= half + c.partial_rounds:
+            state = [pow(x, 5, R) for x in state]
+        else:
+            state[0] = pow(state[0], 5, R)
+        state = left_apply(c.mds, state)
+    return state[1]
+
+
+def trace_length(arity: int) -> int:
+    """Variables (and rows) of one circuit hash: 3 per input S-box of the first round, 4 per later
+    S-box, 1 for the output."""
+    c = constants(arity)
+    return 3 * arity + 4 * ((c.full_rounds - 1) * c.width + c.partial_rounds) + 1
+
+
+@lru_cache(maxsize=None)
+def _tables(arity: int):
+    c = constants(arity)
+    t = c.width
+    mont = lambda xs: Fr.from_ints([x % R for x in xs])  # noqa: E731
+    return (mont(c.compressed), mont([x for row in c.mds for x in row]).reshape(t, t, 4),
+            mont([x for row in c.pre_sparse for x in row]).reshape(t, t, 4),
+            mont([x for w, _ in c.sparse for x in w]).reshape(c.partial_rounds, t, 4),
+            mont([x for _, v in c.sparse for x in v]).reshape(c.partial_rounds, t - 1, 4),
+            mont([c.domain_tag]), c.partial_rounds)
+
+
+@njit(cache=True)
+def _mix(state, mat, tmp):
+    """state <- column products with mat: new[j] = sum_i mat[i, j] * state[i]."""
+    t = state.shape[0]
+    for j in range(t):
+        acc = L.FR_ZERO
+        for i in range(t):
+            acc = L.fr_add(acc, L.fr_mul(L.fr_load(mat[i, j]), L.fr_load(state[i])))
+        L.fr_store(tmp[j], acc)
+    for j in range(t):
+        L.fr_store(state[j], L.fr_load(tmp[j]))
+
+
+@njit(cache=True)
+def _sbox(state, i, key, use_key, trace, n, pos, record):
+    """state[i] <- state[i]^5 (+ key); records the S-box input, l^2, l^4, l^5."""
+    v = L.fr_load(state[i])
+    l2 = L.fr_sqr(v)
+    l4 = L.fr_sqr(l2)
+    l5 = L.fr_mul(l4, v)
+    if use_key:
+        l5 = L.fr_add(l5, L.fr_load(key))
+    if record:
+        L.fr_store(trace[n, pos], v)
+        L.fr_store(trace[n, pos + 1], l2)
+        L.fr_store(trace[n, pos + 2], l4)
+        L.fr_store(trace[n, pos + 3], l5)
+    L.fr_store(state[i], l5)
+    return pos + 4
+
+
+@njit(parallel=True, cache=True)
+def _hash_kernel(inp, out, crc, mds, pre, w_hat, v_rest, tag, rp, trace, record):
+    """Hash inp[n] (arity, 4) into out[n]; when record, write the circuit's aux values to trace[n]."""
+    count, arity = inp.shape[0], inp.shape[1]
+    t = arity + 1
+    for n in prange(count):
+        state = np.empty((t, 4), np.uint64)
+        tmp = np.empty((t, 4), np.uint64)
+        pos = 0
+        # first full round: pre-add keys crc[0:t], post-add keys crc[t:2t]; the tag's S-box is constant
+        x = L.fr_add(L.fr_load(tag[0]), L.fr_load(crc[0]))
+        x5 = L.fr_mul(L.fr_sqr(L.fr_sqr(x)), x)
+        L.fr_store(state[0], L.fr_add(x5, L.fr_load(crc[t])))
+        for i in range(1, t):
+            x = L.fr_add(L.fr_load(inp[n, i - 1]), L.fr_load(crc[i]))
+            l2 = L.fr_sqr(x)
+            l4 = L.fr_sqr(l2)
+            l5 = L.fr_add(L.fr_mul(l4, x), L.fr_load(crc[t + i]))
+            if record:
+                L.fr_store(trace[n, pos], l2)
+                L.fr_store(trace[n, pos + 1], l4)
+                L.fr_store(trace[n, pos + 2], l5)
+                pos += 3
+            L.fr_store(state[i], l5)
+        off = 2 * t
+        _mix(state, mds, tmp)
+        for r in range(1, 4):
+            for i in range(t):
+                pos = _sbox(state, i, crc[off + i], True, trace, n, pos, record)
+            off += t
+            _mix(state, pre if r == 3 else mds, tmp)
+        for r in range(rp):
+            pos = _sbox(state, 0, crc[off], True, trace, n, pos, record)
+            off += 1
+            s0 = L.fr_load(state[0])
+            acc = L.FR_ZERO
+            for i in range(t):
+                acc = L.fr_add(acc, L.fr_mul(L.fr_load(w_hat[r, i]), L.fr_load(state[i])))
+            for j in range(1, t):
+                L.fr_store(state[j], L.fr_add(L.fr_load(state[j]), L.fr_mul(L.fr_load(v_rest[r, j - 1]), s0)))
+            L.fr_store(state[0], acc)
+        for r in range(4):
+            last = r == 3
+            for i in range(t):
+                pos = _sbox(state, i, crc[off + i if not last else 0], not last, trace, n, pos, record)
+            if not last:
+                off += t
+            _mix(state, mds, tmp)
+        if record:
+            L.fr_store(trace[n, pos], L.fr_load(state[1]))
+        L.fr_store(out[n], L.fr_load(state[1]))
+
+
+def _run(inputs: np.ndarray, arity: int, record: bool) -> tuple[np.ndarray, np.ndarray]:
+    if not (isinstance(inputs, np.ndarray) and inputs.dtype == np.uint64 and inputs.ndim == 3
+            and inputs.shape[1:] == (arity, 4)):
+        raise InputError(f"Poseidon-{arity} inputs must be an (n, {arity}, 4) uint64 Montgomery Fr array, "
+                         f"got {getattr(inputs, 'dtype', type(inputs).__name__)} {getattr(inputs, 'shape', '')}")
+    crc, mds, pre, w_hat, v_rest, tag, rp = _tables(arity)
+    n = inputs.shape[0]
+    out = np.empty((n, 4), np.uint64)
+    trace = np.empty((n, trace_length(arity) if record else 0, 4), np.uint64)
+    _hash_kernel(np.ascontiguousarray(inputs), out, crc, mds, pre, w_hat, v_rest, tag, rp, trace, record)
+    return out, trace
+
+
+def hash_many(inputs: np.ndarray, arity: int) -> np.ndarray:
+    """Poseidon (Filecoin Merkle-tree tag) of n preimages: (n, arity, 4) Montgomery Fr -> (n, 4)."""
+    return _run(inputs, arity, False)[0]
+
+
+def hash_ints(rows: list[list[int]], arity: int) -> list[int]:
+    """Convenience: Poseidon of integer preimages."""
+    flat = Fr.from_ints([int(x) % R for row in rows for x in row]).reshape(len(rows), arity, 4)
+    return Fr.to_ints(hash_many(flat, arity))
+
+
+# ---------------------------------------------------------------- the circuit
+def _constraints(codes: list[int], inputs: list[int], arity: int) -> list[tuple[dict, dict, dict]]:
+    """Rows of neptune's legacy circuit; codes: the trace's variables in order, inputs: preimage codes.
+
+    An element is an allocated code (int) or a linear combination {code: coeff} (neptune's Elt::Num).
+    """
+    c = constants(arity)
+    t, crc = c.width, c.compressed
+    one = S.ONE_CODE
+    it = iter(codes)
+    rows: list[tuple[dict, dict, dict]] = []
+
+    def lc(e) -> dict:
+        return {e: 1} if isinstance(e, int) else e
+
+    def scale(e, k: int) -> dict:
+        return {code: v * k % R for code, v in lc(e).items()}
+
+    def add(a: dict, b: dict) -> dict:
+        out = dict(a)
+        for code, v in b.items():
+            out[code] = (out.get(code, 0) + v) % R
+        return out
+
+    def product(elems, coeffs) -> dict:
+        acc: dict = {}
+        for e, k in zip(elems, coeffs):
+            acc = add(acc, scale(e, k))
+        return acc
+
+    def sbox(e, post: int | None) -> int:
+        v = next(it)
+        rows.append((lc(e), {one: 1}, {v: 1}))  # ensure_allocated
+        l2, l4, l5 = next(it), next(it), next(it)
+        rows.append(({v: 1}, {v: 1}, {l2: 1}))
+        rows.append(({l2: 1}, {l2: 1}, {l4: 1}))
+        rows.append(({v: 1}, {l4: 1}, {l5: 1, one: -post % R} if post is not None else {l5: 1}))
+        return l5
+
+    def mix(state, mat) -> list:
+        return [product(state, [mat[i][j] for i in range(t)]) for j in range(t)]
+
+    # first full round
+    x = (c.domain_tag + crc[0]) % R
+    state: list = [{one: (pow(x, 5, R) + crc[t]) % R}]
+    for i in range(1, t):
+        pre, post = crc[i], crc[t + i]
+        l2, l4, l5 = next(it), next(it), next(it)
+        e = inputs[i - 1]
+        rows.append(({e: 1, one: pre}, {e: 1, one: pre}, {l2: 1}))
+        rows.append(({l2: 1}, {l2: 1}, {l4: 1}))
+        rows.append(({e: 1, one: pre}, {l4: 1}, {l5: 1, one: -post % R}))
+        state.append(l5)
+    off = 2 * t
+    state = mix(state, c.mds)
+    for r in range(1, 4):
+        state = [sbox(state[i], crc[off + i]) for i in range(t)]
+        off += t
+        state = mix(state, c.pre_sparse if r == 3 else c.mds)
+    for r in range(c.partial_rounds):
+        state[0] = sbox(state[0], crc[off])
+        off += 1
+        w_hat, v_rest = c.sparse[r]
+        first = product(state, w_hat)
+        state = [first] + [add(lc(state[j]), scale(state[0], v_rest[j - 1])) for j in range(1, t)]
+    for r in range(4):
+        last = r == 3
+        state = [sbox(state[i], None if last else crc[off + i]) for i in range(t)]
+        off += 0 if last else t
+        state = mix(state, c.mds)
+    out = next(it)
+    rows.append((lc(state[1]), {one: 1}, {out: 1}))
+    return rows
+
+
+@lru_cache(maxsize=None)
+def _template_rows(arity: int):
+    """The rows over placeholder codes: trace variable j is -2 - j, input i is -1000000 - i."""
+    n = trace_length(arity)
+    rows = _constraints([-2 - j for j in range(n)], [-1_000_000 - i for i in range(arity)], arity)
+    specs = []
+    for m in range(3):
+        indptr = np.zeros(len(rows) + 1, np.int64)
+        codes, coeffs = [], []
+        for r, row in enumerate(rows):
+            terms = {k: v for k, v in row[m].items() if v % R}
+            codes += terms.keys()
+            coeffs += terms.values()
+            indptr[r + 1] = len(codes)
+        obj = np.empty(len(coeffs), dtype=object)
+        obj[:] = coeffs
+        specs.append((indptr, np.array(codes, np.int64), obj))
+    return specs
+
+
+def poseidon_hash(scope, inputs: list[Num], arity: int | None = None) -> Num:
+    """neptune's circuit::poseidon_hash (Merkle-tree tag) of `arity` allocated numbers."""
+    arity = len(inputs) if arity is None else arity
+    if len(inputs) != arity:
+        raise InputError(f"Poseidon-{arity} takes {arity} inputs, got {len(inputs)}")
+    n = trace_length(arity)
+    trace = None
+    if S.has_values(scope):
+        vals = np.stack([x.val for x in inputs], axis=1)
+        trace = _run(vals, arity, True)[1]
+    codes = S.alloc(scope, n, trace)
+    if S.records(scope):
+        specs = []
+        in_codes = np.array([x.code for x in inputs], np.int64)
+        for indptr, tcodes, coeffs in _template_rows(arity):
+            real = tcodes.copy()
+            trace_ph = (real <= -2) & (real > -1_000_000)
+            real[trace_ph] = codes[-2 - real[trace_ph]]
+            in_ph = real <= -1_000_000
+            real[in_ph] = in_codes[-1_000_000 - real[in_ph]]
+            specs.append((indptr, real, coeffs))
+        S.enforce(scope, *specs, n)
+    else:
+        S.enforce(scope, None, None, None, n)
+    return Num(int(codes[-1]), None if trace is None else trace[:, -1])
