@@ -63,12 +63,14 @@ def _field_source(f: str, p: int, n: int) -> str:
     body = unpack + ["c = Z"]
     body += [f"s{i}, c = adc(a{i}, b{i}, c)" for i in range(n)]
     body += ["br = Z"] + [f"d{i}, br = sbb(s{i}, {P[i]}, br)" for i in range(n)]
-    body += ["if br:", "    return " + _tuple([f"s{i}" for i in range(n)])]
-    body += ["return " + _tuple([f"d{i}" for i in range(n)])]
+    # Branch-free select (random data mispredicts a branch): keep s when subtracting p borrowed.
+    body += ["keep = Z - br"]
+    body += ["return " + _tuple([f"d{i} ^ ((d{i} ^ s{i}) & keep)" for i in range(n)])]
     fn("add(a, b)", body)
 
     body = unpack + ["br = Z"] + [f"d{i}, br = sbb(a{i}, b{i}, br)" for i in range(n)]
-    body += ["if br:", "    c = Z"] + [f"    d{i}, c = adc(d{i}, {P[i]}, c)" for i in range(n)]
+    body += ["mask = Z - br", "c = Z"]  # add p back, branch-free, when the subtraction borrowed
+    body += [f"d{i}, c = adc(d{i}, {P[i]} & mask, c)" for i in range(n)]
     body += ["return " + _tuple([f"d{i}" for i in range(n)])]
     fn("sub(a, b)", body)
 

@@ -55,9 +55,8 @@ def fr_add(a, b):
     d1, br = sbb(s1, FR_P1, br)
     d2, br = sbb(s2, FR_P2, br)
     d3, br = sbb(s3, FR_P3, br)
-    if br:
-        return (s0, s1, s2, s3,)
-    return (d0, d1, d2, d3,)
+    keep = Z - br
+    return (d0 ^ ((d0 ^ s0) & keep), d1 ^ ((d1 ^ s1) & keep), d2 ^ ((d2 ^ s2) & keep), d3 ^ ((d3 ^ s3) & keep),)
 
 @njit(cache=True)
 def fr_sub(a, b):
@@ -68,12 +67,12 @@ def fr_sub(a, b):
     d1, br = sbb(a1, b1, br)
     d2, br = sbb(a2, b2, br)
     d3, br = sbb(a3, b3, br)
-    if br:
-        c = Z
-        d0, c = adc(d0, FR_P0, c)
-        d1, c = adc(d1, FR_P1, c)
-        d2, c = adc(d2, FR_P2, c)
-        d3, c = adc(d3, FR_P3, c)
+    mask = Z - br
+    c = Z
+    d0, c = adc(d0, FR_P0 & mask, c)
+    d1, c = adc(d1, FR_P1 & mask, c)
+    d2, c = adc(d2, FR_P2 & mask, c)
+    d3, c = adc(d3, FR_P3 & mask, c)
     return (d0, d1, d2, d3,)
 
 @njit(cache=True)
@@ -294,9 +293,8 @@ def fq_add(a, b):
     d3, br = sbb(s3, FQ_P3, br)
     d4, br = sbb(s4, FQ_P4, br)
     d5, br = sbb(s5, FQ_P5, br)
-    if br:
-        return (s0, s1, s2, s3, s4, s5,)
-    return (d0, d1, d2, d3, d4, d5,)
+    keep = Z - br
+    return (d0 ^ ((d0 ^ s0) & keep), d1 ^ ((d1 ^ s1) & keep), d2 ^ ((d2 ^ s2) & keep), d3 ^ ((d3 ^ s3) & keep), d4 ^ ((d4 ^ s4) & keep), d5 ^ ((d5 ^ s5) & keep),)
 
 @njit(cache=True)
 def fq_sub(a, b):
@@ -309,14 +307,14 @@ def fq_sub(a, b):
     d3, br = sbb(a3, b3, br)
     d4, br = sbb(a4, b4, br)
     d5, br = sbb(a5, b5, br)
-    if br:
-        c = Z
-        d0, c = adc(d0, FQ_P0, c)
-        d1, c = adc(d1, FQ_P1, c)
-        d2, c = adc(d2, FQ_P2, c)
-        d3, c = adc(d3, FQ_P3, c)
-        d4, c = adc(d4, FQ_P4, c)
-        d5, c = adc(d5, FQ_P5, c)
+    mask = Z - br
+    c = Z
+    d0, c = adc(d0, FQ_P0 & mask, c)
+    d1, c = adc(d1, FQ_P1 & mask, c)
+    d2, c = adc(d2, FQ_P2 & mask, c)
+    d3, c = adc(d3, FQ_P3 & mask, c)
+    d4, c = adc(d4, FQ_P4 & mask, c)
+    d5, c = adc(d5, FQ_P5 & mask, c)
     return (d0, d1, d2, d3, d4, d5,)
 
 @njit(cache=True)
