@@ -55,3 +55,23 @@ class BadFlagsError(InvalidPointError):
 
 class PointLengthError(InputError):
     """Encoded points whose total length is not a multiple of the point size."""
+
+
+class ParamsFormatError(InputError):
+    """A Groth16 parameter / verifying-key file (or buffer) that is truncated or corrupt at `offset`."""
+
+    def __init__(self, path: str, offset: int, reason: str) -> None:
+        self.path, self.offset, self.reason = path, offset, reason
+        super().__init__(f"{path}: {reason} at byte offset {offset}")
+
+
+class ParameterMismatchError(InputError):
+    """Groth16 parameters that do not belong to the circuit (or witness) they are used with."""
+
+
+class ProofFormatError(InputError):
+    """A serialized Groth16 proof that is not 192 bytes of three valid compressed points."""
+
+
+class SetupError(CuzkError):
+    """Groth16 setup cannot produce parameters for this circuit (e.g. an unconstrained variable)."""

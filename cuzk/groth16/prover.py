@@ -1,0 +1,161 @@
+"""Groth16 prover with bellperson's structure, all heavy work through one compute backend.
+
+    a, b, c  = A w, B w, C w over the rows, then the input rows (a = x_i, b = c = 0), zero-padded
+    H        = (A(X) B(X) - C(X)) / Z(X), coefficients 0 .. n-2
+    A-proof  = alpha + sum a_i [u_i] + r delta                         (G1)
+    B-proof  = beta + sum b_i [v_i] + s delta                          (G2)
+    C-proof  = sum_aux w_j l_j + sum h_i h-query + s A' + r B1' + rs delta + s alpha + r beta   (G1)
+where A' = sum a_i [u_i] and B1' = sum b_i [v_i] in G1 (the last line equals
+L + H + s A-proof + r B-proof(G1) - rs delta, the paper's C).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from cuzk import _limbs as L
+from cuzk.backend import Backend, get_backend
+from cuzk.backend.ntt_cpu import MULTIPLICATIVE_GENERATOR
+from cuzk.curves import G1, G2, Curve
+from cuzk.errors import InputError, ParameterMismatchError
+from cuzk.fields import Fr
+from cuzk.groth16.circuit import Circuit, as_circuit
+from cuzk.groth16.keys import PARAMS_VECTORS
+from cuzk.groth16.proof import Proof
+from cuzk.groth16.setup import random_scalar
+from cuzk.r1cs import ConstraintSystem, evaluate, fr_array
+
+log = logging.getLogger("cuzk.groth16")
+R = L.FR_MODULUS
+
+
+class StageTimer:
+    """Wall time per named stage (seconds), each logged as it ends."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        self.timings[stage] = time.perf_counter() - start
+        log.debug("prove: %-9s %8.3f s", stage, self.timings[stage])
+
+
+def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | None = None,
+          rng: np.random.Generator | None = None) -> Proof:
+    """A Groth16 proof for `witness` (inputs, ONE first, then aux; (n, 4) Fr Montgomery or ints)
+    of `r1cs` (Circuit, ConstraintSystem or (A, B, C, num_inputs)) under `params` (Parameters or
+    MappedParameters). Without a witness, a ConstraintSystem's own assignment is used. `rng` fixes
+    the blinding r, s (tests only). The proof carries `timings` (seconds per stage, and "total")."""
+    start = time.perf_counter()
+    circuit = as_circuit(r1cs)
+    w = _witness(circuit, r1cs if witness is None else witness)
+    backend = backend or get_backend("auto")
+    k, n = circuit.num_inputs, circuit.domain_size
+    stage = StageTimer()
+
+    with stage("params"):
+        bases = {name: getattr(params, name) for name in PARAMS_VECTORS}
+        _check_params(params.vk, bases, circuit)
+    with stage("evaluate"):
+        a, b, c = _evaluations(circuit, w)
+    with stage("ntt"):
+        h = _quotient(backend, a, b, c)
+    inputs, aux = w[:k], w[k:]
+    with stage("msm_h"):
+        h_sum = _msm(backend.msm_g1, G1, bases["h"], h)
+    with stage("msm_l"):
+        l_sum = _msm(backend.msm_g1, G1, bases["l"], aux)
+    with stage("msm_a"):
+        a_sum = _msm(backend.msm_g1, G1, bases["a"], np.concatenate([inputs, aux[circuit.a_aux_density]]))
+    b_scalars = np.concatenate([inputs[circuit.b_input_density], aux[circuit.b_aux_density]])
+    with stage("msm_b_g1"):
+        b1_sum = _msm(backend.msm_g1, G1, bases["b_g1"], b_scalars)
+    with stage("msm_b_g2"):
+        b2_sum = _msm(backend.msm_g2, G2, bases["b_g2"], b_scalars)
+    with stage("assemble"):
+        points = _assemble(params.vk, h_sum, l_sum, a_sum, b1_sum, b2_sum, random_scalar(rng),
+                           random_scalar(rng))
+
+    stage.timings["total"] = time.perf_counter() - start
+    log.info("prove: %d constraints, domain %d, %s backend: %.3f s", circuit.num_constraints, n,
+             backend.name, stage.timings["total"])
+    return Proof(*points, timings=stage.timings)
+
+
+def _witness(circuit: Circuit, source) -> np.ndarray:
+    if isinstance(source, ConstraintSystem):
+        source = source.witness()
+    w = fr_array(source)
+    if w.shape[0] != circuit.a.shape[1]:
+        raise InputError(f"witness has {w.shape[0]} values, the circuit {circuit.a.shape[1]} variables")
+    if not np.array_equal(w[0], Fr.ones(1)[0]):
+        raise InputError("witness[0] (the constant ONE input) must be 1")
+    return w
+
+
+def _check_params(vk, bases: dict[str, np.ndarray], circuit: Circuit) -> None:
+    want = {"ic": circuit.num_inputs, "h": circuit.domain_size - 1, "l": circuit.num_aux,
+            "a": circuit.num_inputs + int(circuit.a_aux_density.sum()),
+            "b_g1": int(circuit.b_input_density.sum() + circuit.b_aux_density.sum())}
+    want["b_g2"] = want["b_g1"]
+    have = {"ic": len(vk.ic), **{name: len(v) for name, v in bases.items()}}
+    wrong = [f"{name}: {have[name]} points, circuit needs {want[name]}" for name in want
+             if have[name] != want[name]]
+    if wrong:
+        raise ParameterMismatchError("parameters do not fit the circuit: " + "; ".join(wrong))
+
+
+def _evaluations(circuit: Circuit, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """a, b, c over the domain: the circuit's rows, the input rows (x_i * 0 = 0), zeros."""
+    m, k, n = circuit.num_constraints, circuit.num_inputs, circuit.domain_size
+    out = []
+    for mat in (circuit.a, circuit.b, circuit.c):
+        v = Fr.zeros(n)
+        v[:m] = evaluate(mat, w)
+        out.append(v)
+    out[0][m:m + k] = w[:k]
+    return out[0], out[1], out[2]
+
+
+def _quotient(backend: Backend, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Coefficients 0 .. n-2 of H = (A B - C) / Z for Z = X^n - 1.
+
+    A, B, C interpolate a, b, c over the domain <w> (inverse NTT). On the coset g<w> they are
+    evaluated by a coset NTT and Z(g w^j) = g^n - 1 is one non-zero constant, so the division is
+    pointwise; an inverse coset NTT returns H's coefficients (deg H <= n - 2).
+    """
+    n = len(a)
+    a, b, c = (backend.coset_ntt(backend.intt(x)) for x in (a, b, c))
+    z_inv = Fr.from_ints([pow(pow(MULTIPLICATIVE_GENERATOR, n, R) - 1, -1, R)])[0]
+    h = backend.coset_intt(Fr.mul(Fr.sub(Fr.mul(a, b), c), z_inv))
+    return np.ascontiguousarray(h[: n - 1])
+
+
+def _msm(fn, curve: Curve, bases: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+    if len(bases) == 0:
+        return curve.identity(1)[0]
+    return fn(bases, np.ascontiguousarray(scalars))
+
+
+def _assemble(vk, h: np.ndarray, l: np.ndarray, a: np.ndarray, b1: np.ndarray, b2: np.ndarray,
+              r: int, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    terms = G1.scalar_mul(np.stack([vk.delta_g1, a, b1, vk.delta_g1, vk.alpha_g1, vk.beta_g1]),
+                          [r, s, r, r * s % R, s, r])
+    g_a = _sum(G1, [vk.alpha_g1, a, terms[0]])
+    g_c = _sum(G1, [h, l, *terms[1:]])
+    g_b = _sum(G2, [vk.beta_g2, b2, G2.scalar_mul(vk.delta_g2, s)])
+    return g_a, g_b, g_c
+
+
+def _sum(curve: Curve, points: list[np.ndarray]) -> np.ndarray:
+    acc = curve.to_jacobian(points[0])
+    for p in points[1:]:
+        acc = curve.add(acc, p)
+    return curve.to_affine(acc)
