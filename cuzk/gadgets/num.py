@@ -53,6 +53,18 @@ def alloc_input(scope, values=None) -> Num:
     return Num(int(S.alloc(scope, 1, None if v is None else v[:, None, :], inputs=True)[0]), v)
 
 
+def wire(batch, source) -> Num:
+    """A Num of a batch block taken from outside it: a list of K enclosing-scope Nums (instance i uses
+    source[i]), or a Num of a closed sibling block with the same K (Batch.wire)."""
+    from cuzk.r1cs import Variable
+
+    if isinstance(source, Num):
+        v = batch.wire(Variable(source.code, source.val))
+    else:
+        v = batch.wire([x.code for x in source])
+    return Num(v.code, v.value)
+
+
 def _row(scope, a, b, c) -> None:
     if S.records(scope):
         S.enforce(scope, a, b, c, 1)
