@@ -235,6 +235,17 @@ class Batch(_Scope):
         return [Variable(make_code(LOCAL_AUX, first + j, self.serial),
                          arr[:, j] if self.has_values else None) for j in range(n)]
 
+    def alloc_codes(self, n: int, values=None) -> np.ndarray:
+        """Bulk path for gadgets: as alloc_many, but returns the (n,) int64 template codes, and values
+        ((total, n, 4) uint64) must already be canonical Montgomery Fr: they are not re-checked."""
+        self._open()
+        if self.has_values:
+            if not isinstance(values, np.ndarray) or values.dtype != np.uint64 or values.shape != (self.total, n, 4):
+                raise InputError(f"alloc_codes values must be a ({self.total}, {n}, 4) uint64 Fr array")
+            self._aux_vals.append(values)
+        first, self.num_aux = self.num_aux, self.num_aux + n
+        return make_code(LOCAL_AUX, first, self.serial) + (np.arange(n, dtype=np.int64) << KIND_BITS)
+
     def wire(self, source, values=None) -> Variable:
         """A per-instance variable from outside the block: instance i uses source[i].
 
