@@ -68,7 +68,10 @@ def alloc(scope, n: int, values: np.ndarray | None = None) -> Bits:
     if S.has_values(scope):
         if values is None:
             raise InputError("witness mode: give the bit values")
-        values = np.asarray(values).astype(bool).reshape(S.instances(scope), n)
+        values = np.asarray(values).astype(bool)
+        if values.size != S.instances(scope) * n:
+            raise InputError(f"alloc of {n} bits needs ({S.instances(scope)}, {n}) values, got {values.shape}")
+        values = values.reshape(S.instances(scope), n)
     codes = S.alloc_bits(scope, values, n)
     if S.records(scope):
         S.enforce(scope, S.lc_sum((np.zeros(n, np.int64), 1), (codes, -1)), (codes[:, None], np.ones((n, 1), np.int64)),
@@ -114,7 +117,7 @@ class _Op:
         self.keys: list[np.ndarray] = []
         self.vals: list[np.ndarray] = []
         self.rows: list[tuple] = []
-        self.count = 0
+        self.count = self.nrows = 0
 
     def new(self, keys: np.ndarray, vals: np.ndarray | None) -> np.ndarray:
         m = keys.shape[0]
@@ -126,28 +129,33 @@ class _Op:
         return codes
 
     def row(self, keys: np.ndarray, a, b, c) -> None:
-        self.rows.append((keys, a, b, c) if self.record else (keys,))
+        if self.record:
+            self.rows.append((keys, a, b, c))
+        else:
+            self.nrows += keys.shape[0]
 
     def finish(self, *outs: Bits) -> None:
         """Allocate, record, and replace placeholders in `outs` (in place)."""
         mapping = np.zeros(0, np.int64)
         if self.count:
-            keys = np.concatenate(self.keys)
-            order = np.argsort(keys, kind="stable")
-            vals = np.concatenate(self.vals, axis=1)[:, order] if self.vals else None
-            codes = S.alloc_bits(self.scope, vals, self.count)
-            mapping = np.empty(self.count, np.int64)
-            mapping[order] = codes
+            if len(self.keys) == 1:  # one batch of new variables: already in key order
+                vals = self.vals[0] if self.vals else None
+                mapping = S.alloc_bits(self.scope, vals, self.count)
+            else:
+                order = np.argsort(np.concatenate(self.keys), kind="stable")
+                vals = np.concatenate(self.vals, axis=1)[:, order] if self.vals else None
+                mapping = np.empty(self.count, np.int64)
+                mapping[order] = S.alloc_bits(self.scope, vals, self.count)
             for out in outs:
                 ph = out.var <= -2
                 out.var = np.where(ph, mapping[np.where(ph, -2 - out.var, 0)], out.var)
+        if not self.record:
+            S.enforce(self.scope, None, None, None, self.nrows)
+            return
         if not self.rows:
             return
         keys = np.concatenate([r[0] for r in self.rows])
         n = keys.shape[0]
-        if not self.record:
-            S.enforce(self.scope, None, None, None, n)
-            return
         order = np.argsort(keys, kind="stable")
         specs = []
         for m in range(3):

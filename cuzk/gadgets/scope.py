@@ -30,8 +30,9 @@ def records(scope) -> bool:
     return scope.record
 
 
-def alloc(scope, n: int, values: np.ndarray | None = None, inputs: bool = False) -> np.ndarray:
-    """n new aux (or input) variables in order; values: (K, n, 4) Montgomery Fr when the scope has values.
+def alloc(scope, n: int, values: np.ndarray | None = None, inputs: bool = False, trusted: bool = False) -> np.ndarray:
+    """n new aux (or input) variables in order; values: (K, n, 4) Montgomery Fr when the scope has values
+    (trusted: values built by a gadget, canonical by construction, not re-checked).
     Returns their (n,) int64 codes."""
     if n == 0:
         return np.zeros(0, np.int64)
@@ -49,12 +50,14 @@ def alloc(scope, n: int, values: np.ndarray | None = None, inputs: bool = False)
         vals = values if scope.has_values else None
         return np.array([scope.alloc_input(None if vals is None else vals[:, j]).code for j in range(n)],
                         dtype=np.int64)
+    if trusted:
+        return scope.alloc_codes(n, values if scope.has_values else None)
     return np.array([v.code for v in scope.alloc_many(n, values if scope.has_values else None)], dtype=np.int64)
 
 
 def alloc_bits(scope, vals: np.ndarray | None, n: int) -> np.ndarray:
     """n variables whose values are bits ((K, n) bool); no constraints."""
-    return alloc(scope, n, FR_BITS[vals.astype(np.intp)] if scope.has_values else None)
+    return alloc(scope, n, FR_BITS[vals.view(np.uint8)] if scope.has_values else None, trusted=True)
 
 
 def enforce(scope, a, b, c, n: int) -> None:
