@@ -607,7 +607,7 @@ class Curve:
         """py_ecc-style (x, y) integer tuples of the (flattened) points; None for the identity."""
         a = self._affine_flat(points, self._lead(points))
         ints = self.field.to_ints(a)
-        ids = ~a.reshape(len(a), -1).any(axis=1)
+        ids = ~a.any(axis=tuple(range(1, a.ndim)))
         return [None if ids[i] else (ints[2 * i], ints[2 * i + 1]) for i in range(len(a))]
 
     def to_affine(self, points: np.ndarray) -> np.ndarray:
@@ -689,7 +689,7 @@ class Curve:
         self._form(a), self._form(b)
         lead = np.broadcast_shapes(self._lead(a), self._lead(b))
         fa, fb = self._affine_flat(a, lead), self._affine_flat(b, lead)
-        return (fa == fb).reshape(len(fa), -1).all(axis=1).reshape(lead)
+        return (fa == fb).all(axis=tuple(range(1, fa.ndim))).reshape(lead)
 
     # -- checks
     def is_on_curve(self, points: np.ndarray) -> np.ndarray:

@@ -58,23 +58,22 @@ def _y_is_larger(y_plain: np.ndarray) -> np.ndarray:
 
 def _coord_bytes(plain: np.ndarray) -> np.ndarray:
     """(n, 48 k) uint8 big-endian bytes of plain coordinates (n, *coord): limbs and c0/c1 reversed."""
-    n = len(plain)
-    return plain.reshape(n, -1)[:, ::-1].astype(">u8").view(np.uint8).reshape(n, -1)
+    n, k = len(plain), int(np.prod(plain.shape[1:]))
+    return plain.reshape(n, k)[:, ::-1].astype(">u8").view(np.uint8).reshape(n, 8 * k)
 
 
 def _coord_limbs(raw: np.ndarray, coord_shape: tuple[int, ...]) -> np.ndarray:
     """Inverse of `_coord_bytes`: plain limbs (n, *coord) from (n, 48 k) uint8."""
     n = len(raw)
-    words = np.ascontiguousarray(raw).view(">u8").reshape(n, -1)
+    words = np.ascontiguousarray(raw).view(">u8").reshape(n, raw.shape[1] // 8)
     return words[:, ::-1].astype(np.uint64).reshape(n, *coord_shape)
 
 
 def encode(curve: Curve, points: np.ndarray, compressed: bool = True) -> bytes:
     """zcash encoding of affine or Jacobian points (..., 2|3, *coord), concatenated in order."""
     aff = curve.to_affine(points).reshape(-1, *curve.affine_shape)
-    n = len(aff)
     plain = _plain(aff, to_mont=False)
-    identity = ~aff.reshape(n, -1).any(axis=1)
+    identity = ~aff.any(axis=tuple(range(1, aff.ndim)))
     x, y = plain[:, 0], plain[:, 1]
     out = _coord_bytes(x) if compressed else np.concatenate([_coord_bytes(x), _coord_bytes(y)], axis=1)
     flags = np.where(identity, _INFINITY, 0)
@@ -119,7 +118,7 @@ def decode(curve: Curve, data: bytes, compressed: bool = True, check_subgroup: b
         coords.append(_coord_limbs(raw[:, half:], curve.coord_shape))
     for name, c in zip("xy", coords):
         gt, eq = _compare(c, _P_LIMBS)
-        bad = (gt | eq).reshape(n, -1).any(axis=1)
+        bad = (gt | eq).any(axis=tuple(range(1, gt.ndim)))
         if (i := _first(bad)) is not None:
             raise NonCanonicalError(f"{curve.name} point {i}: {name} coordinate is not below p")
 
