@@ -47,10 +47,6 @@ class Bits:
         ks = np.stack([np.where(self.neg, c, 0), np.where(const, 0, np.where(self.neg, -c, c))], axis=1)
         return codes, ks
 
-    def constant_values(self) -> np.ndarray:
-        """(n,) bool values of constant bits (meaningless elsewhere)."""
-        return self.neg.copy()
-
 
 def constant(bits, k: int | None) -> Bits:
     """Constant bits (a sequence of bools); k instances of values, or None for no values."""
