@@ -1,0 +1,182 @@
+// Pippenger MSM kernel templates for G1 (F = Fq) and G2 (F = Fq2), instantiated by msm_g1.cu and
+// msm_g2.cu. Driven from cuzk/backend/cuda.py:
+//   scalar_pass (count, then scatter: a counting sort of (bucket, point) pairs by bucket),
+//   accum_affine (long buckets split into items of <= L points), accum_xyzz (sums of partial
+//   sums, repeated until one per bucket), bucket_reduce (running sums over chunks of buckets),
+//   horner_affine (combines bucket sets), precompute (table of 2^(c*k) multiples of each base).
+#pragma once
+#include "curve.cuh"
+
+#define NEG_BIT 0x80000000u  // sign flag in a sorted (point index | sign) value
+
+// Item t covers entries [starts[key] + j*L, ...) of its key's range, j = t - item_off[key].
+// Without item_key (nullptr) item t is key t with its whole range.
+__device__ __forceinline__ void item_range(int t, const u32* starts, const u32* counts, const u32* item_key,
+                                           const u32* item_off, int L, u32& beg, u32& end) {
+  if (item_key) {
+    const u32 key = item_key[t], j = t - item_off[key];
+    beg = starts[key] + j * L;
+    end = min(beg + L, starts[key] + counts[key]);
+  } else {
+    beg = starts[t];
+    end = beg + counts[t];
+  }
+}
+
+template <class F>
+__device__ __forceinline__ Affine<F> fetch_signed(const u32* table, u32 v) {
+  Affine<F> p = load_affine<F>(table + (size_t)(v & ~NEG_BIT) * (2 * Words<F>::n));
+  if (v & NEG_BIT) p.y = neg(p.y);
+  return p;
+}
+
+template <class F>
+__device__ __forceinline__ void accum_affine(const u32* table, const u32* sorted, const u32* starts, const u32* counts,
+                                             const u32* item_key, const u32* item_off, int L, int nitems, u32* out) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nitems) return;
+  u32 beg, end;
+  item_range(t, starts, counts, item_key, item_off, L, beg, end);
+  Xyzz<F> acc; set_inf(acc);
+  if (beg < end) {
+    Affine<F> next = fetch_signed<F>(table, sorted[beg]);
+    for (u32 e = beg; e < end; e++) {
+      Affine<F> cur = next;
+      if (e + 1 < end) next = fetch_signed<F>(table, sorted[e + 1]);
+      xyzz_add_affine(acc, cur);
+    }
+  }
+  store_xyzz(out + (size_t)t * (4 * Words<F>::n), acc);
+}
+
+template <class F>
+__device__ __forceinline__ void accum_xyzz(const u32* src, const u32* starts, const u32* counts, const u32* item_key,
+                                           const u32* item_off, int L, int nitems, u32* out) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= nitems) return;
+  u32 beg, end;
+  item_range(t, starts, counts, item_key, item_off, L, beg, end);
+  Xyzz<F> acc; set_inf(acc);
+  for (u32 e = beg; e < end; e++) xyzz_add(acc, load_xyzz<F>(src + (size_t)e * (4 * Words<F>::n)));
+  store_xyzz(out + (size_t)t * (4 * Words<F>::n), acc);
+}
+
+// Thread t sums chunk ch = t % nch of bucket set t / nch: sum over its buckets j (multiplier j+1)
+// of (j+1) * B_j = (running-sum total) + lo * (plain sum), lo = first bucket of the chunk.
+template <class F>
+__device__ __forceinline__ void bucket_reduce(const u32* buckets, int S, int B, int chunk, u32* out) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  const int nch = (B + chunk - 1) / chunk;
+  if (t >= S * nch) return;
+  const int set = t / nch, lo = (t % nch) * chunk, hi = min(lo + chunk, B);
+  Xyzz<F> run, acc; set_inf(run); set_inf(acc);
+  for (int j = hi - 1; j >= lo; j--) {
+    xyzz_add(run, load_xyzz<F>(buckets + ((size_t)set * B + j) * (4 * Words<F>::n)));
+    xyzz_add(acc, run);
+  }
+  if (lo) xyzz_add(acc, xyzz_mul_small(run, (u32)lo));
+  store_xyzz(out + (size_t)t * (4 * Words<F>::n), acc);
+}
+
+// One thread: result = sum_s 2^(shift*s) * sums[s], written as an affine point.
+template <class F>
+__device__ __forceinline__ void horner_affine(const u32* sums, int S, int shift, u32* out) {
+  if (blockIdx.x * blockDim.x + threadIdx.x != 0) return;
+  Xyzz<F> acc = load_xyzz<F>(sums + (size_t)(S - 1) * (4 * Words<F>::n));
+  for (int s = S - 2; s >= 0; s--) {
+    for (int k = 0; k < shift; k++) xyzz_dbl(acc);
+    xyzz_add(acc, load_xyzz<F>(sums + (size_t)s * (4 * Words<F>::n)));
+  }
+  store_affine(out, to_affine(acc));
+}
+
+#define PRE_MAX 16
+// table[k*n + i] = 2^(c*k) * bases[i] (affine) for k < M; one batched inversion per thread.
+template <class F>
+__device__ __forceinline__ void precompute(const u32* bases, int n, int M, int c, u32* table) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  constexpr int AW = 2 * Words<F>::n;
+  const Affine<F> a = load_affine<F>(bases + (size_t)i * AW);
+  store_affine(table + (size_t)i * AW, a);
+  if (M == 1) return;
+  Xyzz<F> pts[PRE_MAX];
+  F pref[PRE_MAX];
+  Xyzz<F> q = from_affine(a);
+  const bool inf = is_inf(a);
+  for (int k = 1; k < M; k++) {
+    for (int d = 0; d < c; d++) xyzz_dbl(q);
+    pts[k] = q;
+    pref[k] = k == 1 ? q.zzz : pref[k - 1] * q.zzz;
+  }
+  F inv = inf ? pref[M - 1] : inverse(pref[M - 1]);
+  for (int k = M - 1; k >= 1; k--) {
+    Affine<F> r;
+    if (inf) {
+      set_zero(r.x); set_zero(r.y);
+    } else {
+      const F t = k > 1 ? inv * pref[k - 1] : inv;  // 1 / ZZZ_k
+      inv = inv * pts[k].zzz;
+      const F iz = t * pts[k].zz;                    // 1 / Z_k
+      r.x = pts[k].x * sqr(iz);
+      r.y = pts[k].y * t;
+    }
+    store_affine(table + ((size_t)k * n + i) * AW, r);
+  }
+}
+
+// out[i] = s_i * P for canonical scalars s_i (8 words each, low `nbits` bits used), P = point[0].
+template <class F>
+__device__ __forceinline__ void scalar_mul(const u32* point, const u32* scalars, int nbits, int n, u32* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const Affine<F> p = load_affine<F>(point);
+  Xyzz<F> acc; set_inf(acc);
+  for (int bit = nbits - 1; bit >= 0; bit--) {
+    xyzz_dbl(acc);
+    if ((scalars[(size_t)i * 8 + (bit >> 5)] >> (bit & 31)) & 1) xyzz_add_affine(acc, p);
+  }
+  store_affine(out + (size_t)i * (2 * Words<F>::n), to_affine(acc));
+}
+
+// Affine sum of each pair: out[i] = a[i] + b[i] (tests the addition special cases).
+template <class F>
+__device__ __forceinline__ void add_pairs(const u32* a, const u32* b, int n, u32* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  constexpr int AW = 2 * Words<F>::n;
+  Xyzz<F> acc = from_affine(load_affine<F>(a + (size_t)i * AW));
+  xyzz_add_affine(acc, load_affine<F>(b + (size_t)i * AW));
+  store_affine(out + (size_t)i * AW, to_affine(acc));
+}
+
+#define INSTANTIATE(G, F)                                                                                      \
+  extern "C" __global__ void __launch_bounds__(256) accum_affine_##G(                                          \
+      const u32* table, const u32* sorted, const u32* starts, const u32* counts, const u32* item_key,            \
+      const u32* item_off, int L, int nitems, u32* out) {                                                      \
+    accum_affine<F>(table, sorted, starts, counts, item_key, item_off, L, nitems, out);                        \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256) accum_xyzz_##G(                                            \
+      const u32* src, const u32* starts, const u32* counts, const u32* item_key, const u32* item_off, int L,    \
+      int nitems, u32* out) {                                                                                  \
+    accum_xyzz<F>(src, starts, counts, item_key, item_off, L, nitems, out);                                    \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256) bucket_reduce_##G(const u32* buckets, int S, int B,        \
+                                                                      int chunk, u32* out) {                   \
+    bucket_reduce<F>(buckets, S, B, chunk, out);                                                               \
+  }                                                                                                            \
+  extern "C" __global__ void horner_affine_##G(const u32* sums, int S, int shift, u32* out) {                  \
+    horner_affine<F>(sums, S, shift, out);                                                                     \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(128) precompute_##G(const u32* bases, int n, int M, int c,      \
+                                                                   u32* table) {                               \
+    precompute<F>(bases, n, M, c, table);                                                                      \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256) scalar_mul_##G(const u32* point, const u32* scalars,       \
+                                                                   int nbits, int n, u32* out) {               \
+    scalar_mul<F>(point, scalars, nbits, n, out);                                                              \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256) add_pairs_##G(const u32* a, const u32* b, int n, u32* out) { \
+    add_pairs<F>(a, b, n, out);                                                                                \
+  }
+
