@@ -76,13 +76,11 @@ class _Reader:
         data = bytes(self.buf[offset:offset + count * size])
         try:
             pts = self._decode(curve, data)
-        except CuzkError:  # find the first bad point (error path only)
-            for i in range(count):
-                try:
-                    self._decode(curve, data[i * size:(i + 1) * size])
-                except CuzkError as e:
-                    raise self.fail(offset + i * size, f"{what}[{first + i}]: {e}") from e
-            raise
+        except CuzkError as e:
+            i = getattr(e, "index", None)
+            if i is None:  # no index in the error: find the first bad point one by one
+                i = next(j for j in range(count) if not self._decodes(curve, data[j * size:(j + 1) * size]))
+            raise self.fail(offset + i * size, f"{what}[{first + i}]: {getattr(e, 'reason', e)}") from e
         identity = ~pts.reshape(count, -1).any(axis=1)
         if not allow_identity and identity.any():
             i = int(np.argmax(identity))
@@ -91,6 +89,13 @@ class _Reader:
 
     def _decode(self, curve: Curve, data: bytes) -> np.ndarray:
         return serialize.decode(curve, data, compressed=False, check_subgroup=self.checked)
+
+    def _decodes(self, curve: Curve, data: bytes) -> bool:
+        try:
+            self._decode(curve, data)
+        except CuzkError:
+            return False
+        return True
 
 
 def _read_vk(r: _Reader) -> tuple[VerifyingKey, int]:

@@ -54,12 +54,13 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     MappedParameters). Without a witness, a ConstraintSystem's own assignment is used. `rng` fixes
     the blinding r, s (tests only). The proof carries `timings` (seconds per stage, and "total")."""
     start = time.perf_counter()
-    circuit = as_circuit(r1cs)
-    w = _witness(circuit, r1cs if witness is None else witness)
     backend = backend or get_backend("auto")
-    k, n = circuit.num_inputs, circuit.domain_size
     stage = StageTimer()
 
+    with stage("inputs"):  # a ConstraintSystem exports its CSR here: pass a Circuit to reuse one
+        circuit = as_circuit(r1cs)
+        w = _witness(circuit, r1cs if witness is None else witness)
+    k, n = circuit.num_inputs, circuit.domain_size
     with stage("params"):
         bases = {name: getattr(params, name) for name in PARAMS_VECTORS}
         _check_params(params.vk, bases, circuit)

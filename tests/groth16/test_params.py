@@ -91,12 +91,14 @@ def test_corrupt_point_names_its_offset(params_file, keyed, tmp_path, rng):
         with pytest.raises(ParamsFormatError) as err:
             getattr(mapped, name)
         assert err.value.offset == at and f"{name}[{i}]" in str(err.value)
-    bad = bytearray(data)
-    bad[offsets["h"] + 4] |= 0x40  # infinity flag on a non-zero point
-    path.write_bytes(bytes(bad))
-    with pytest.raises(ParamsFormatError) as err:
-        read_params(path).h
-    assert err.value.offset == offsets["h"] + 4
+    h1 = offsets["h"] + 4 + 96  # h[1]
+    for patch, reason in ((b"\x40", "infinity"), (b"\x1f" + b"\xff" * 47, "not below p")):
+        bad = bytearray(data)
+        bad[h1:h1 + len(patch)] = bytes(x | y for x, y in zip(bad[h1:h1 + len(patch)], patch))
+        path.write_bytes(bytes(bad))
+        with pytest.raises(ParamsFormatError, match=reason) as err:
+            read_params(path).h
+        assert err.value.offset == h1 and "h[1]" in str(err.value)
 
 
 def test_proof_bytes(keyed, cpu):
