@@ -146,6 +146,27 @@ class _Scope:
         for rows, spec in zip(self._rows, specs):
             rows.add_many(*spec)
 
+    def intern(self, coeffs) -> np.ndarray:
+        """uint32 ids of integer coefficients (mod r) in this system's coefficient table."""
+        return self._coeffs.intern_array(coeffs)
+
+    def enforce_interned(self, a, b, c) -> None:
+        """Rows given as (counts, codes, coefficient ids from `intern`) per matrix, all with the same
+        number of rows: a fast path to replay rows recorded once elsewhere (only counted when the
+        scope does not record)."""
+        self._open()
+        n = len(a[0])
+        if any(len(m[0]) != n for m in (b, c)):
+            raise InputError("enforce_interned: A, B and C need the same number of rows")
+        if self.record:
+            for rows, (counts, codes, cids) in zip(self._rows, (a, b, c)):
+                if codes.shape != cids.shape or int(counts.sum()) != codes.shape[0]:
+                    raise InputError("enforce_interned: counts, codes and ids do not agree")
+                self._check_codes(codes)
+                rows.add_many(np.asarray(counts, np.int64), np.asarray(codes, np.int64),
+                              np.asarray(cids, np.uint32))
+        self.num_constraints += n
+
 
 class Batch(_Scope):
     """A block whose handles stand for k instances; opened by `ConstraintSystem.batch(k)` or

@@ -1,0 +1,316 @@
+"""The stacked-DRG PoRep circuit of one partition (rust-fil-proofs `stacked/circuit/{proof,params}.rs`).
+
+Variable, input and row order are rust's, so the R1CS equals the one bellperson synthesizes:
+- replica_id (alloc, inputize, 255 bits reversed per byte), comm_d and comm_r (alloc, inputize),
+  comm_r_last, comm_c, and comm_r = Poseidon-2(comm_c, comm_r_last);
+- per challenge (one batch block of K = challenges instances): the data leaf and its tree_d path; for
+  each of the 6 DRG then 8 expansion parents: its column (one number per layer), the column's Poseidon
+  hash and its tree_c path; the challenge as 64 bits packed into an input; per layer the label
+  (`create_label`: SHA256 of replica_id || layer || node || 37 parent labels, 254 bits packed);
+  encoding (last label + data leaf) and its tree_r_last path; the challenged column's hash and path.
+Public inputs: [ONE, replica_id, comm_d, comm_r] then per challenge 18 packed path indices / the
+challenge, as `generate_public_inputs`.
+
+Constraint mode replays SHA256 compressions (circuit_replay), so counting a 1.2 M-row circuit takes
+seconds; witness mode runs the gadgets on K-wide arrays and computes the labels of layers 2..L of all
+challenges in one nested block (K * (L - 1) instances).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cuzk.errors import InputError, SynthesisError
+from cuzk.fields import Fr
+from cuzk.gadgets import boolean as B
+from cuzk.gadgets import merkle as M
+from cuzk.gadgets import num as N
+from cuzk.gadgets import scope as S
+from cuzk.gadgets import sha256 as H
+from cuzk.gadgets import uint32 as U
+from cuzk.gadgets.poseidon import poseidon_hash
+from cuzk.porep.circuit_replay import replay
+from cuzk.porep.proofs import BASE_DEGREE, DEGREE
+from cuzk.porep.trees import binary_arities, level_arities, tree_r_shape
+from cuzk.r1cs import ConstraintSystem, Variable
+
+TOTAL_PARENTS = 37
+PER_CHALLENGE_INPUTS = 1 + DEGREE + 3
+_ONE = (np.array([[S.ONE_CODE]]), np.array([[1]]))
+
+
+@dataclass(frozen=True)
+class StackedShape:
+    """What fixes the circuit: sector nodes, layers, challenges per partition, tree_c / tree_r_last shape
+    (base, sub, top arities)."""
+
+    nodes: int
+    layers: int
+    challenges: int
+    tree_r: tuple[int, int, int] = (8, 0, 0)
+
+    def __post_init__(self) -> None:
+        if self.layers not in (2, 11):
+            raise InputError(f"column hashes exist for 2 or 11 layers, got {self.layers}")
+        if self.challenges < 1:
+            raise InputError(f"a partition needs at least one challenge, got {self.challenges}")
+        level_arities(self.nodes, self.tree_r)  # checks the shape fits
+        binary_arities(self.nodes)
+
+    @classmethod
+    def from_config(cls, config) -> StackedShape:
+        """The shape of a PoRepConfig's partition circuit (cuzk.porep.challenges.PoRepConfig)."""
+        return cls(config.nodes, config.layers, config.challenges_per_partition, tree_r_shape(config.nodes))
+
+    @property
+    def tree_d_arities(self) -> tuple[int, ...]:
+        return binary_arities(self.nodes)
+
+    @property
+    def tree_r_arities(self) -> tuple[int, ...]:
+        return level_arities(self.nodes, self.tree_r)
+
+    @property
+    def num_inputs(self) -> int:
+        """Public inputs including ONE."""
+        return 4 + PER_CHALLENGE_INPUTS * self.challenges
+
+
+@dataclass
+class PartitionWitness:
+    """The private and public values of one partition (K challenges; Fr as (.., 4) Montgomery limbs).
+
+    Paths are lists of merkle.Level, leaf level first, with (K,) indices and (K, arity - 1, 4) siblings;
+    parent_paths holds 14 of them (6 DRG parents, then 8 expansion parents), in tree_c.
+    """
+
+    replica_id: int
+    comm_d: int
+    comm_r: int
+    comm_r_last: int
+    comm_c: int
+    challenges: np.ndarray          # (K,) node indices
+    data_leaves: np.ndarray         # (K, 4) tree_d leaves (unsealed data)
+    comm_d_paths: list[M.Level]
+    parent_columns: np.ndarray      # (K, 14, layers, 4) labels of each parent's column
+    parent_paths: list[list[M.Level]]
+    comm_r_last_paths: list[M.Level]
+    comm_c_paths: list[M.Level]
+
+    def check(self, shape: StackedShape) -> None:
+        k, layers = shape.challenges, shape.layers
+        if np.shape(self.challenges) != (k,) or self.data_leaves.shape != (k, 4):
+            raise InputError(f"the witness must hold {k} challenges and data leaves")
+        if self.parent_columns.shape != (k, DEGREE, layers, 4) or len(self.parent_paths) != DEGREE:
+            raise InputError(f"parent columns must be ({k}, {DEGREE}, {layers}, 4) with {DEGREE} paths")
+        for name, paths, arities in [("comm_d", [self.comm_d_paths], shape.tree_d_arities),
+                                     ("parent", self.parent_paths, shape.tree_r_arities),
+                                     ("comm_r_last", [self.comm_r_last_paths], shape.tree_r_arities),
+                                     ("comm_c", [self.comm_c_paths], shape.tree_r_arities)]:
+            for path in paths:
+                if tuple(lv.arity for lv in path) != arities:
+                    raise InputError(f"{name} path arities {[lv.arity for lv in path]} != {list(arities)}")
+                for lv in path:
+                    if np.shape(lv.index) != (k,) or np.shape(lv.siblings) != (k, lv.arity - 1, 4):
+                        raise InputError(f"{name} path levels need ({k},) indices and ({k}, a-1, 4) siblings")
+
+
+# ---------------------------------------------------------------- SHA256 with replayed compressions
+
+def _compression_flat(scope, block: B.Bits, state: B.Bits) -> B.Bits:
+    return B.concat(H.compression(scope, block, [state[32 * i:32 * (i + 1)] for i in range(8)]))
+
+
+def sha256(scope, message: B.Bits) -> B.Bits:
+    """bellperson's sha256 (as cuzk.gadgets.sha256.sha256), each compression replayed in constraint mode."""
+    if len(message) % 8:
+        raise InputError(f"sha256 hashes whole bytes, got {len(message)} bits")
+    k = None if message.val is None else message.val.shape[0]
+    padded = B.concat([message, H.padding(len(message), k)])
+    state = B.concat(H.iv(k))
+    for i in range(len(padded) // 512):
+        state = replay("sha256_compression", _compression_flat, scope, [padded[512 * i:512 * (i + 1)], state])
+    return B.concat([U.into_bits_be(state[32 * i:32 * (i + 1)]) for i in range(8)])
+
+
+def _sha256_leaves(scope, leaves: list[N.Num]) -> N.Num:
+    """Sha256Function::hash_multi_leaf_circuit (tree_d nodes), as merkle.sha256_hash_leaves."""
+    bits = B.concat([B.reverse_bit_numbering(N.to_bits_le(scope, leaf)) for leaf in leaves])
+    return N.pack_bits(scope, B.reverse_bit_numbering(sha256(scope, bits)))
+
+
+# ---------------------------------------------------------------- pieces of the circuit
+
+def _layer_bits(layer, k: int | None) -> B.Bits:
+    """UInt32::constant(layer).into_bits_be(); an array of per-instance layers (witness mode) gives
+    constant bits whose values differ per instance."""
+    if isinstance(layer, (int, np.integer)):
+        return U.into_bits_be(U.constant(int(layer), k))
+    layer = np.asarray(layer, dtype=np.uint64)
+    if k is None or layer.shape != (k,):
+        raise InputError(f"per-instance layers need witness values for {k} instances")
+    bits = U.into_bits_be(U.constant(int(layer[0]), k))
+    bits.val = ((layer[:, None] >> np.arange(31, -1, -1, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+    return bits
+
+
+def create_label(scope, replica_id: B.Bits, parents: list[B.Bits], layer, node_be: B.Bits) -> N.Num:
+    """create_label_circuit: SHA256(replica_id (padded to 256 bits) || u32 BE layer || u64 BE node ||
+    zero padding to 64 bytes || 37 parents of 256 bits each), reversed per byte, 254 bits packed.
+    layer: an int, or in witness mode one layer per instance."""
+    if len(parents) != TOTAL_PARENTS or not 32 <= len(replica_id) <= 256 or len(node_be) != 64:
+        raise InputError("create_label takes 37 parents, a replica id of 32..256 bits and 64 node bits")
+    k = None if replica_id.val is None else replica_id.val.shape[0]
+    zeros = lambda n: B.constant([False] * n, k)  # noqa: E731
+    parts = [replica_id, zeros(256 - len(replica_id)), _layer_bits(layer, k), node_be, zeros(160)]
+    for p in parents:
+        parts += [p, zeros(-len(p) % 256)]
+    return N.pack_bits(scope, B.reverse_bit_numbering(sha256(scope, B.concat(parts))))
+
+
+def expand_parents(layer: int, parents: list):
+    """The 37 hashed parents: layer 1 repeats its 6 DRG parents 6 times, then the first; later layers
+    repeat their 14 parents twice, then the first 9."""
+    if layer == 1:
+        return parents * 6 + parents[:1]
+    return parents * 2 + parents[:9]
+
+
+def _encode(scope, key: N.Num, value: N.Num) -> N.Num:
+    """encode: key + value, as one new number and (key + value) * 1 = out."""
+    out = N.alloc(scope, None if key.val is None else Fr.add(key.val, value.val))
+    if S.records(scope):
+        S.enforce(scope, S.lc_sum((np.array([key.code]), 1), (np.array([value.code]), 1)), _ONE,
+                  (np.array([[out.code]]), np.array([[1]])), 1)
+    else:
+        S.enforce(scope, None, None, None, 1)
+    return out
+
+
+def _inclusion(scope, leaf: N.Num, path: list[M.Level], hasher: str, root: N.Num) -> None:
+    """enforce_inclusion: PoRCircuit with an allocated leaf and root, private root (inputs: the packed
+    index bits of every level)."""
+    if hasher == "poseidon":
+        M.por(scope, leaf, path, "poseidon", root=root)
+        return
+    cur, index_bits = leaf, []
+    for level in path:
+        vals = None if level.index is None else \
+            ((np.asarray(level.index, np.int64)[:, None] >> np.arange(1)) & 1).astype(bool)
+        bits = B.alloc(scope, 1, vals)
+        index_bits.append(bits)
+        sibling = N.alloc(scope, None if level.siblings is None else level.siblings[:, 0])
+        cur = _sha256_leaves(scope, M.insert(scope, cur, bits, [sibling]))
+    N.pack_into_inputs(scope, B.concat(index_bits))
+    N.enforce_equal(scope, cur, root)
+
+
+def _parent_bits(scope, num: N.Num) -> B.Bits:
+    return B.reverse_bit_numbering(N.to_bits_le(scope, num))
+
+
+def _repeat(bits: B.Bits, r: int) -> B.Bits:
+    """Outside bits seen from a nested block of r instances per instance (witness mode, where rows are
+    only counted: the values are what matters)."""
+    return B.Bits(bits.var, bits.neg, np.repeat(bits.val, r, axis=0))
+
+
+def _labels(scope, shape: StackedShape, replica_id: B.Bits, node_be: B.Bits, columns: list[list[N.Num]]
+            ) -> list[N.Num]:
+    """The labels of the challenged node in every layer (in rust's order, layer by layer)."""
+    layers = shape.layers
+    drg = [_parent_bits(scope, columns[j][0]) for j in range(BASE_DEGREE)]
+    labels = [create_label(scope, replica_id, expand_parents(1, drg), 1, node_be)]
+    if S.records(scope):  # layer constants differ in coefficients: one layer after the other
+        for layer in range(2, layers + 1):
+            parents = [_parent_bits(scope, columns[j][layer - 1 if j < BASE_DEGREE else layer - 2])
+                       for j in range(DEGREE)]
+            labels.append(create_label(scope, replica_id, expand_parents(layer, parents), layer, node_be))
+        return labels
+    # witness mode: layers 2..L of all instances in one nested block. Every layer gives the same
+    # variables and rows (its constant only changes coefficients), so one template serves them all.
+    k, r = S.instances(scope), layers - 1
+    with scope.batch(r) as blk:
+        parents = []
+        for j in range(DEGREE):
+            col = [columns[j][layer - 1 if j < BASE_DEGREE else layer - 2] for layer in range(2, layers + 1)]
+            wired = blk.wire([Variable(c.code, c.val) for c in col])
+            parents.append(_parent_bits(blk, N.Num(wired.code, wired.value)))
+        layer_no = np.tile(np.arange(2, layers + 1), k)
+        label = create_label(blk, _repeat(replica_id, r), expand_parents(2, parents), layer_no, _repeat(node_be, r))
+    codes = blk.instances(Variable(label.code))
+    vals = label.val.reshape(k, r, 4)
+    return labels + [N.Num(int(codes[i]), vals[:, i]) for i in range(r)]
+
+
+def _blank(arities) -> list[M.Level]:
+    return [M.Level(a) for a in arities]
+
+
+def _challenge(blk, shape: StackedShape, w: PartitionWitness | None, replica_id: B.Bits,
+               comm_d: N.Num, comm_c: N.Num, comm_r_last: N.Num) -> None:
+    """One challenge's proof (params.rs Proof::synthesize) for the K instances of blk."""
+    layers = shape.layers
+    data_leaf = N.alloc(blk, None if w is None else w.data_leaves)
+    _inclusion(blk, data_leaf, _blank(shape.tree_d_arities) if w is None else w.comm_d_paths, "sha256", comm_d)
+    columns = []
+    for j in range(DEGREE):  # 6 DRG parents, then 8 expansion parents
+        column = N.alloc_many(blk, layers, None if w is None else np.ascontiguousarray(w.parent_columns[:, j]))
+        path = _blank(shape.tree_r_arities) if w is None else w.parent_paths[j]
+        _inclusion(blk, poseidon_hash(blk, column), path, "poseidon", comm_c)
+        columns.append(column)
+    bits = None
+    if w is not None:
+        bits = (np.asarray(w.challenges, np.uint64)[:, None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)
+    challenge = B.alloc(blk, 64, None if bits is None else bits.astype(bool))  # UInt64::alloc
+    N.pack_into_inputs(blk, challenge)
+    labels = _labels(blk, shape, replica_id, challenge.reversed(), columns)
+    encoded = _encode(blk, labels[-1], data_leaf)
+    _inclusion(blk, encoded, _blank(shape.tree_r_arities) if w is None else w.comm_r_last_paths,
+               "poseidon", comm_r_last)
+    _inclusion(blk, poseidon_hash(blk, labels), _blank(shape.tree_r_arities) if w is None else w.comm_c_paths,
+               "poseidon", comm_c)
+
+
+def synthesize(cs: ConstraintSystem, shape: StackedShape, witness: PartitionWitness | None = None) -> None:
+    """StackedCircuit::synthesize into cs ("constraints" mode needs no witness; "witness" / "both" do)."""
+    if not isinstance(cs, ConstraintSystem):
+        raise InputError("synthesize needs a cuzk.r1cs.ConstraintSystem")
+    if cs.num_constraints or cs.num_aux or cs.num_inputs != 1:
+        raise SynthesisError("synthesize needs an empty constraint system")
+    w = witness if cs.has_values else None
+    if cs.has_values:
+        if witness is None:
+            raise SynthesisError(f"{cs.mode} mode needs a PartitionWitness")
+        witness.check(shape)
+    value = lambda x: None if w is None else [x]  # noqa: E731
+    replica = N.alloc(cs, value(None if w is None else w.replica_id))
+    N.inputize(cs, replica)
+    replica_bits = B.reverse_bit_numbering(N.to_bits_le(cs, replica))
+    comm_d = N.alloc(cs, value(None if w is None else w.comm_d))
+    N.inputize(cs, comm_d)
+    comm_r = N.alloc(cs, value(None if w is None else w.comm_r))
+    N.inputize(cs, comm_r)
+    comm_r_last = N.alloc(cs, value(None if w is None else w.comm_r_last))
+    comm_c = N.alloc(cs, value(None if w is None else w.comm_c))
+    N.enforce_equal(cs, comm_r, poseidon_hash(cs, [comm_c, comm_r_last]))
+    k = shape.challenges
+    if replica_bits.val is not None:
+        replica_bits = _repeat(replica_bits, k)
+    with cs.batch(k) as blk:
+        _challenge(blk, shape, w, replica_bits, comm_d, comm_c, comm_r_last)
+
+
+def circuit(shape: StackedShape, witness: PartitionWitness | None = None, mode: str = "constraints"
+            ) -> ConstraintSystem:
+    """A new ConstraintSystem holding the partition circuit."""
+    cs = ConstraintSystem(mode)
+    synthesize(cs, shape, witness)
+    return cs
+
+
+def count(shape: StackedShape) -> dict[str, int]:
+    """Constraints, inputs (with ONE), aux variables and non-zeros of the circuit (constraint mode; the
+    challenges are one template, so memory is one challenge's rows)."""
+    return circuit(shape).stats()
