@@ -75,3 +75,27 @@ class ProofFormatError(InputError):
 
 class SetupError(CuzkError):
     """Groth16 setup cannot produce parameters for this circuit (e.g. an unconstrained variable)."""
+
+
+class VanillaProofError(CuzkError, ValueError):
+    """A PoRep vanilla proof that does not verify; names the partition, the challenge (its position in
+    the partition) and the field that is wrong."""
+
+    def __init__(self, partition: int | None, challenge: int | None, field: str, reason: str) -> None:
+        self.partition, self.challenge, self.field, self.reason = partition, challenge, field, reason
+        where = "".join([f"partition {partition} " if partition is not None else "",
+                         f"challenge {challenge} " if challenge is not None else ""])
+        super().__init__(f"{where}{field}: {reason}")
+
+
+class C1FormatError(InputError):
+    """A C1 output (SealCommitPhase1Output JSON) with a missing, malformed or inconsistent field;
+    `field` is its path, e.g. vanilla_proofs.StackedDrg2KiBV1[0][1].comm_d_proofs.data.Single.root."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field, self.reason = field, reason
+        super().__init__(f"C1 field {field}: {reason}")
+
+
+class SectorError(CuzkError):
+    """A sector directory that is missing, incomplete or inconsistent with its metadata."""
