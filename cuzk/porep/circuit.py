@@ -17,6 +17,7 @@ challenges in one nested block (K * (L - 1) instances).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +33,8 @@ from cuzk.gadgets import uint32 as U
 from cuzk.gadgets.poseidon import poseidon_hash
 from cuzk.porep.circuit_replay import replay
 from cuzk.porep.proofs import BASE_DEGREE, DEGREE
-from cuzk.porep.trees import binary_arities, level_arities, tree_r_shape
+from cuzk.porep.public_inputs import commitment_to_fr
+from cuzk.porep.trees import MerklePath, binary_arities, check_path_shape, fr_from_le, level_arities, tree_r_shape
 from cuzk.r1cs import ConstraintSystem, Variable
 
 TOTAL_PARENTS = 37
@@ -98,6 +100,21 @@ class PartitionWitness:
     comm_r_last_paths: list[M.Level]
     comm_c_paths: list[M.Level]
 
+    @classmethod
+    def from_paths(cls, replica_id: bytes, comm_d: bytes, comm_r: bytes, comm_r_last: bytes, comm_c: bytes,
+                   challenges: Sequence[int], comm_d_paths: Sequence[MerklePath], parent_columns: np.ndarray,
+                   parent_paths: Sequence[Sequence[MerklePath]], comm_r_last_paths: Sequence[MerklePath],
+                   comm_c_paths: Sequence[MerklePath]) -> PartitionWitness:
+        """From per-challenge Merkle paths (cuzk.porep.trees.MerklePath; parent_paths: K lists of 14)
+        and 32-byte commitments; parent_columns (K, 14, layers, 4) Montgomery Fr."""
+        fr = lambda b, name: commitment_to_fr(bytes(b), name)  # noqa: E731
+        return cls(fr(replica_id, "replica_id"), fr(comm_d, "comm_d"), fr(comm_r, "comm_r"),
+                   fr(comm_r_last, "comm_r_last"), fr(comm_c, "comm_c"), np.asarray(challenges, np.int64),
+                   fr_from_le(np.frombuffer(b"".join(p.leaf for p in comm_d_paths), np.uint8), "data leaf"),
+                   levels_from_paths(comm_d_paths), np.asarray(parent_columns),
+                   [levels_from_paths([ps[j] for ps in parent_paths]) for j in range(DEGREE)],
+                   levels_from_paths(comm_r_last_paths), levels_from_paths(comm_c_paths))
+
     def check(self, shape: StackedShape) -> None:
         k, layers = shape.challenges, shape.layers
         if np.shape(self.challenges) != (k,) or self.data_leaves.shape != (k, 4):
@@ -114,6 +131,20 @@ class PartitionWitness:
                 for lv in path:
                     if np.shape(lv.index) != (k,) or np.shape(lv.siblings) != (k, lv.arity - 1, 4):
                         raise InputError(f"{name} path levels need ({k},) indices and ({k}, a-1, 4) siblings")
+
+
+def levels_from_paths(paths: Sequence[MerklePath]) -> list[M.Level]:
+    """K paths of one shape (one per challenge) as merkle.Levels with (K,) indices and (K, a-1, 4) siblings."""
+    if not paths or any(p.arities != paths[0].arities for p in paths):
+        raise InputError("levels_from_paths needs paths of one shape")
+    for p in paths:
+        check_path_shape(p)
+    out = []
+    for level, a in enumerate(paths[0].arities):
+        raw = np.frombuffer(b"".join(h for p in paths for h in p.siblings[level]), np.uint8)
+        out.append(M.Level(a, np.array([p.indices[level] for p in paths], np.int64),
+                           fr_from_le(raw, "path hash").reshape(len(paths), a - 1, 4)))
+    return out
 
 
 # ---------------------------------------------------------------- SHA256 with replayed compressions
