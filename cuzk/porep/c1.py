@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cuzk.errors import C1FormatError, CuzkError, InputError
+from cuzk.errors import C1FormatError, CuzkError, InputError, VanillaProofError
 from cuzk.porep.challenges import PoRepConfig
+from cuzk.porep.labels import replica_id as make_replica_id
 from cuzk.porep.proofs import RegisteredProof, get_proof
 from cuzk.porep.trees import POSEIDON, SHA256, MerklePath, binary_arities, compute_roots, level_arities, tree_r_shape
 from cuzk.porep.vanilla import ChallengeProof, ColumnProof, LabelProof, verify_all
@@ -49,8 +50,15 @@ class C1Output:
     def config(self) -> PoRepConfig:
         return PoRepConfig.from_proof(self.registered_proof)
 
-    def verify(self) -> None:
-        """Full vanilla verification (VanillaProofError on failure)."""
+    def verify(self, prover_id: bytes | None = None, sector_id: int | None = None) -> None:
+        """Full vanilla verification (VanillaProofError on failure). With the prover and sector ids the
+        replica_id is also checked against the ticket and comm_d (C2 derives it from them)."""
+        if prover_id is not None and sector_id is not None:
+            want = make_replica_id(prover_id, sector_id, self.ticket, self.comm_d,
+                                   self.registered_proof.porep_id)
+            if want != self.replica_id:
+                raise VanillaProofError(None, None, "replica_id",
+                                        "does not derive from prover_id, sector_id, ticket and comm_d")
         verify_all(self.config, self.replica_id, self.comm_d, self.comm_r, self.seed, self.vanilla_proofs)
 
     # -------------------------------------------------------------- writing
