@@ -38,8 +38,9 @@ template <class F> __device__ __noinline__ Xyzz<F> xyzz_dbl_affine(const Affine<
   return r;
 }
 
-// P += A, A affine (madd-2008-s: 8M + 2S); all special cases handled
-template <class F> __device__ __noinline__ void xyzz_add_affine(Xyzz<F>& p, const Affine<F>& a) {
+// P += A, A affine (madd-2008-s: 8M + 2S); all special cases handled. Inlined in the bucket loop,
+// called (xyzz_add_affine) elsewhere to keep compile time down.
+template <class F> __device__ __forceinline__ void xyzz_add_affine_inline(Xyzz<F>& p, const Affine<F>& a) {
   if (is_inf(a)) return;
   if (is_inf(p)) { p = from_affine(a); return; }
   F u2 = a.x * p.zz, s2 = a.y * p.zzz;
@@ -54,6 +55,10 @@ template <class F> __device__ __noinline__ void xyzz_add_affine(Xyzz<F>& p, cons
   p.x = x3;
   p.zz = p.zz * pp;
   p.zzz = p.zzz * ppp;
+}
+
+template <class F> __device__ __noinline__ void xyzz_add_affine(Xyzz<F>& p, const Affine<F>& a) {
+  xyzz_add_affine_inline(p, a);
 }
 
 // P += Q (add-2008-s: 12M + 2S); all special cases handled

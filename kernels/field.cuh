@@ -148,14 +148,23 @@ struct Fq2 {
 
 __device__ __forceinline__ Fq2 operator+(const Fq2& a, const Fq2& b) { return {a.c0 + b.c0, a.c1 + b.c1}; }
 __device__ __forceinline__ Fq2 operator-(const Fq2& a, const Fq2& b) { return {a.c0 - b.c0, a.c1 - b.c1}; }
+// a + b without the final reduction (< 2p): mont_mul takes inputs below 2p and still returns < p,
+// since (2p)^2 / 2^384 + p < 2p.
+__device__ __forceinline__ Fq add_lazy(const Fq& a, const Fq& b) {
+  Fq r;
+  asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r.v[0]) : "r"(a.v[0]), "r"(b.v[0]));
+#pragma unroll
+  for (int k = 1; k < 12; k++) asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r.v[k]) : "r"(a.v[k]), "r"(b.v[k]));
+  return r;
+}
 __device__ __forceinline__ Fq2 operator*(const Fq2& a, const Fq2& b) {
   Fq t0 = a.c0 * b.c0, t1 = a.c1 * b.c1;
-  Fq t2 = (a.c0 + a.c1) * (b.c0 + b.c1);
+  Fq t2 = add_lazy(a.c0, a.c1) * add_lazy(b.c0, b.c1);
   return {t0 - t1, t2 - t0 - t1};
 }
 __device__ __forceinline__ Fq2 sqr(const Fq2& a) {
   Fq t = a.c0 * a.c1;
-  return {(a.c0 + a.c1) * (a.c0 - a.c1), t + t};
+  return {add_lazy(a.c0, a.c1) * (a.c0 - a.c1), t + t};
 }
 __device__ __forceinline__ Fq2 neg(const Fq2& a) { return {neg(a.c0), neg(a.c1)}; }
 __device__ __forceinline__ bool is_zero(const Fq2& a) { return is_zero(a.c0) && is_zero(a.c1); }

@@ -38,12 +38,14 @@ __device__ __forceinline__ void accum_affine(const u32* table, const u32* sorted
   u32 beg, end;
   item_range(t, starts, counts, item_key, item_off, L, beg, end);
   Xyzz<F> acc; set_inf(acc);
-  if (beg < end) {
+  if constexpr (sizeof(F) > 48) {  // G2: no prefetch, to save 48 registers
+    for (u32 e = beg; e < end; e++) xyzz_add_affine_inline(acc, fetch_signed<F>(table, sorted[e]));
+  } else if (beg < end) {  // G1: load the next point while adding this one
     Affine<F> next = fetch_signed<F>(table, sorted[beg]);
     for (u32 e = beg; e < end; e++) {
       Affine<F> cur = next;
       if (e + 1 < end) next = fetch_signed<F>(table, sorted[e + 1]);
-      xyzz_add_affine(acc, cur);
+      xyzz_add_affine_inline(acc, cur);
     }
   }
   store_xyzz(out + (size_t)t * (4 * Words<F>::n), acc);

@@ -16,7 +16,7 @@ from pathlib import Path
 KERNEL_DIR = Path(__file__).resolve().parents[2] / "kernels"
 BUILD_DIR = KERNEL_DIR / "build"
 NVRTC_OPTIONS = ("-std=c++17", "-arch=sm_90")
-NVCC_OPTIONS = ("-std=c++17", "-arch=sm_90", "-cubin")
+NVCC_OPTIONS = ("-std=c++17", "-arch=sm_90", "-cubin", "-Xptxas", "-v")
 _INCLUDE = re.compile(r'^#include "([^"]+)"\s*$', re.M)
 
 

@@ -31,6 +31,7 @@ _L0 = 32  # points per item when summing buckets
 _L1 = 16  # partial sums per item in later passes
 _DENSE_MAX = 32  # at most this many partial sums per bucket: one thread per bucket
 _THREADS = 256
+_STAGE_BYTES = 16 << 20  # host scalars above this size go through two pinned staging buffers
 
 
 class CudaUnavailableError(RuntimeError):
@@ -133,6 +134,8 @@ class CudaBackend:
 
     def __init__(self, table_budget_bytes: int = 40 << 30) -> None:
         self.table_budget_bytes = table_budget_bytes
+        self._stage: list[np.ndarray] | None = None  # pinned staging buffers, made at first use
+        self._stream = None
 
     # ---- bases ---------------------------------------------------------------------------------
     def prepare_bases_g1(self, bases: np.ndarray, precompute: bool = True) -> PreparedBases:
@@ -208,13 +211,35 @@ class CudaBackend:
         out = self._pippenger(prepared, sc, idx, ones)
         return cp.asnumpy(out).view(np.uint64).reshape(_SHAPE[group])
 
-    @staticmethod
-    def _scalars_device(scalars, n: int):
-        """Scalars as a contiguous cupy (n, 8) u32 array (a copy only when they are on the host)."""
+    def _scalars_device(self, scalars, n: int):
+        """Scalars as a contiguous cupy (n, 8) u32 array (copied only when they are on the host)."""
         cp = _cupy()
-        if scalars.dtype == np.uint64:
-            return cp.ascontiguousarray(cp.asarray(scalars)).view(cp.uint32)
-        return cp.ascontiguousarray(cp.asarray(scalars))
+        if isinstance(scalars, np.ndarray) and scalars.nbytes > _STAGE_BYTES:
+            dev = self._upload(np.ascontiguousarray(scalars))
+        else:
+            dev = cp.ascontiguousarray(cp.asarray(scalars))
+        return dev.view(cp.uint32).reshape(n, 8)
+
+    def _upload(self, host: np.ndarray):
+        """Host -> GPU copy through two pinned buffers: the memcpy into one overlaps the DMA of the other."""
+        import cupyx
+
+        cp = _cupy()
+        if self._stage is None:
+            self._stage = [cupyx.empty_pinned(_STAGE_BYTES, dtype=np.uint8) for _ in range(2)]
+            self._stream = cp.cuda.Stream(non_blocking=True)
+        flat = host.reshape(-1).view(np.uint8)
+        out = cp.empty(flat.nbytes, dtype=cp.uint8)
+        done = [None, None]
+        for j, off in enumerate(range(0, flat.nbytes, _STAGE_BYTES)):
+            k, size = j % 2, min(_STAGE_BYTES, flat.nbytes - off)
+            if done[k] is not None:
+                done[k].synchronize()
+            self._stage[k][:size] = flat[off : off + size]
+            out[off : off + size].set(self._stage[k][:size], stream=self._stream)
+            done[k] = self._stream.record()
+        self._stream.synchronize()
+        return out.view(host.dtype).reshape(host.shape)
 
     @staticmethod
     def _split_sparse(sc):
