@@ -115,6 +115,25 @@ class PartitionWitness:
                    [levels_from_paths([ps[j] for ps in parent_paths]) for j in range(DEGREE)],
                    levels_from_paths(comm_r_last_paths), levels_from_paths(comm_c_paths))
 
+    @classmethod
+    def from_vanilla(cls, replica_id: bytes, comm_d: bytes, comm_r: bytes, proofs: Sequence) -> PartitionWitness:
+        """From one partition's vanilla proofs (cuzk.porep.vanilla.ChallengeProof), as rust's
+        StackedCompound::circuit (comm_c and comm_r_last are taken from the proofs, which must agree)."""
+        if not proofs:
+            raise InputError("a partition circuit needs at least one vanilla proof")
+        comm_c, comm_r_last = proofs[0].comm_c, proofs[0].comm_r_last
+        if any(p.comm_c != comm_c for p in proofs) or any(p.comm_r_last != comm_r_last for p in proofs):
+            raise InputError("the vanilla proofs disagree on comm_c or comm_r_last")
+        parents = [tuple(p.drg_parents) + tuple(p.exp_parents) for p in proofs]
+        if any(len(ps) != DEGREE for ps in parents):
+            raise InputError(f"every challenge needs {BASE_DEGREE} DRG and {DEGREE - BASE_DEGREE} expansion parents")
+        rows = np.frombuffer(b"".join(r for ps in parents for col in ps for r in col.rows), np.uint8)
+        columns = fr_from_le(rows, "column label").reshape(len(proofs), DEGREE, -1, 4)
+        return cls.from_paths(replica_id, comm_d, comm_r, comm_r_last, comm_c, [p.challenge for p in proofs],
+                              [p.comm_d_proof for p in proofs], columns,
+                              [[col.path for col in ps] for ps in parents],
+                              [p.comm_r_last_proof for p in proofs], [p.c_x.path for p in proofs])
+
     def check(self, shape: StackedShape) -> None:
         k, layers = shape.challenges, shape.layers
         if np.shape(self.challenges) != (k,) or self.data_leaves.shape != (k, 4):
@@ -345,3 +364,8 @@ def count(shape: StackedShape) -> dict[str, int]:
     """Constraints, inputs (with ONE), aux variables and non-zeros of the circuit (constraint mode; the
     challenges are one template, so memory is one challenge's rows)."""
     return circuit(shape).stats()
+
+
+def partition_witnesses(c1) -> list[PartitionWitness]:
+    """The witness of every partition of a C1 output (cuzk.porep.c1.C1Output)."""
+    return [PartitionWitness.from_vanilla(c1.replica_id, c1.comm_d, c1.comm_r, proofs) for proofs in c1.vanilla_proofs]

@@ -1,4 +1,6 @@
 """The stacked PoRep circuit: rust-fil-proofs' exact sizes, and a sealed 2KiB sector's partition proof."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -6,15 +8,14 @@ from cuzk.errors import InputError, SynthesisError
 from cuzk.fields import Fr
 from cuzk.gadgets import boolean as B
 from cuzk.gadgets import sha256 as H
-from cuzk.gadgets.poseidon import hash_many
 from cuzk.porep import circuit as C
-from cuzk.porep.challenges import PoRepConfig, partition_challenges
+from cuzk.porep.c1 import C1Output
+from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.circuit_replay import replay
-from cuzk.porep.graph import SdrGraph
-from cuzk.porep.labels import all_labels, expand_label_parents, label_node
+from cuzk.porep.labels import expand_label_parents, label_node
 from cuzk.porep.public_inputs import partition_public_inputs
-from cuzk.porep.trees import (POSEIDON, SHA256, MerkleTree, binary_arities, fr_from_le, fr_to_le,
-                              level_arities, poseidon2_bytes)
+from cuzk.porep.seal import seal
+from cuzk.porep.trees import fr_to_le
 from cuzk.r1cs import ConstraintSystem
 
 
@@ -88,81 +89,63 @@ def test_replayed_compression_equals_gadget(const_frac):
         assert np.array_equal(m1.values(), m2.values())
 
 
-# ---------------------------------------------------------------- a sealed 2KiB sector
-
-def seal_2kib(rng):
-    """Seal a random 2KiB V1_1 sector in memory: labels, tree_d, tree_c, tree_r_last and commitments."""
-    config = PoRepConfig.from_proof(5)
-    graph = SdrGraph.for_proof(5)
-    parents = graph.parents()
-    nodes, layers = config.nodes, config.layers
-    data = fr_to_le(Fr.random(nodes, rng))
-    replica_id = bytearray(rng.bytes(32))
-    replica_id[31] &= 0x3F
-    replica_id = bytes(replica_id)
-    labels = all_labels(parents, replica_id, layers)
-    label_fr = np.stack([fr_from_le(labels[i]) for i in range(layers)], axis=1)  # (nodes, layers, 4)
-    arities = level_arities(nodes, (8, 0, 0))
-    tree_d = MerkleTree.build(SHA256, data, binary_arities(nodes))
-    tree_c = MerkleTree.build(POSEIDON, hash_many(label_fr, layers), arities)
-    tree_r = MerkleTree.build(POSEIDON, Fr.add(label_fr[:, -1], fr_from_le(data)), arities)
-    comm_r = poseidon2_bytes(tree_c.root, tree_r.root)
-    return dict(config=config, graph=graph, parents=parents, replica_id=replica_id, label_fr=label_fr,
-                tree_d=tree_d, tree_c=tree_c, tree_r=tree_r, comm_r=comm_r)
-
-
-def partition_witness(s, challenges, label_fr=None):
-    label_fr = s["label_fr"] if label_fr is None else label_fr
-    par = s["parents"][challenges].astype(np.int64)  # (K, 14)
-    return C.PartitionWitness.from_paths(
-        s["replica_id"], s["tree_d"].root, s["comm_r"], s["tree_r"].root, s["tree_c"].root, challenges,
-        s["tree_d"].paths(challenges), label_fr[par], [s["tree_c"].paths(p) for p in par],
-        s["tree_r"].paths(challenges), s["tree_c"].paths(challenges))
-
+# ---------------------------------------------------------------- a sealed 2KiB sector, through C1
 
 @pytest.fixture(scope="module")
-def sealed():
+def sealed(tmp_path_factory):
     rng = np.random.default_rng()
-    s = seal_2kib(rng)
-    seed = rng.bytes(32)
-    s["seed"] = seed
-    s["challenges"] = partition_challenges(s["config"], s["replica_id"], seed, s["comm_r"], 0)
-    s["shape"] = C.StackedShape.from_config(s["config"])
-    s["system"] = C.circuit(s["shape"])  # constraint mode
-    return s
+    data = fr_to_le(Fr.random(64, rng))
+    rand32 = lambda: bytes(rng.integers(0, 256, 32, dtype=np.uint8))  # noqa: E731
+    sector = seal("StackedDrg2KiBV1_1", tmp_path_factory.mktemp("s") / "sector", data=data.tobytes(),
+                  prover_id=rand32(), sector_id=int(rng.integers(1 << 62)), ticket=rand32(), progress=False)
+    seed = rand32()
+    c1 = C1Output(sector.proof, sector.vanilla_proofs(seed), sector.comm_r, sector.comm_d, sector.replica_id,
+                  seed, sector.ticket)
+    c1 = C1Output.loads(c1.dumps())  # as C2 gets it
+    shape = C.StackedShape.from_config(c1.config)
+    return dict(c1=c1, shape=shape, system=C.circuit(shape), witness=C.partition_witnesses(c1)[0])
 
 
 def test_2kib_partition_is_satisfied(sealed):
-    shape, cs = sealed["shape"], sealed["system"]
+    shape, cs, c1 = sealed["shape"], sealed["system"], sealed["c1"]
     assert (shape.nodes, shape.layers, shape.challenges) == (64, 2, 2)
-    assert cs.num_inputs == 40
-    w = C.circuit(shape, partition_witness(sealed, sealed["challenges"]), mode="witness")
+    assert cs.num_inputs == 40 == shape.num_inputs
+    w = C.circuit(shape, sealed["witness"], mode="witness")
     assert (w.num_constraints, w.num_aux, w.num_inputs) == (cs.num_constraints, cs.num_aux, cs.num_inputs)
     witness = w.witness()
     cs.assert_satisfied(witness)
-    expected = partition_public_inputs(sealed["config"], sealed["replica_id"], sealed["tree_d"].root,
-                                       sealed["comm_r"], sealed["seed"], 0, sealed["graph"])
+    expected = partition_public_inputs(c1.config, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, 0)
     assert Fr.to_ints(witness[1:cs.num_inputs]) == expected
 
 
 def test_tampered_label_is_unsatisfied(sealed):
-    """A wrong label in one parent column (layer 2) breaks the column hash / label chain."""
-    label_fr = sealed["label_fr"].copy()
-    c = sealed["challenges"][1]
-    parent = int(sealed["parents"][c, 0])
-    label_fr[parent, 1] = Fr.add(label_fr[parent, 1], Fr.from_ints([1]))[0]
-    w = C.circuit(sealed["shape"], partition_witness(sealed, sealed["challenges"], label_fr), mode="witness")
+    """A wrong layer-2 label in a DRG parent's column breaks the column hash and the label."""
+    bad = copy.deepcopy(sealed["witness"])
+    bad.parent_columns[1, 0, 1] = Fr.add(bad.parent_columns[1, 0, 1:2], Fr.from_ints([1]))[0]
+    w = C.circuit(sealed["shape"], bad, mode="witness")
     assert sealed["system"].first_unsatisfied(w.witness()) is not None
 
 
 def test_witness_errors(sealed):
-    shape = sealed["shape"]
+    shape, c1 = sealed["shape"], sealed["c1"]
     with pytest.raises(SynthesisError):
         C.circuit(shape, None, mode="witness")
-    bad = partition_witness(sealed, sealed["challenges"][:1])
+    one = C.PartitionWitness.from_vanilla(c1.replica_id, c1.comm_d, c1.comm_r, c1.vanilla_proofs[0][:1])
     with pytest.raises(InputError):
-        C.circuit(shape, bad, mode="witness")
+        C.circuit(shape, one, mode="witness")
+    with pytest.raises(InputError):
+        C.PartitionWitness.from_vanilla(c1.replica_id, c1.comm_d, c1.comm_r, [])
     with pytest.raises(InputError):
         C.StackedShape(64, 3, 2)
     with pytest.raises(InputError):
         C.StackedShape(64, 2, 2, (8, 8, 2))
+
+
+@pytest.mark.slow
+def test_32gib_partition_count():
+    """rust-fil-proofs #1325: 130,278,541 constraints; curio's PCE: 130,169,893 aux, nnz A 309.4 M,
+    B 130.3 M, C 282.7 M; 328 inputs (the vk's IC)."""
+    stats = C.count(C.StackedShape.from_config(PoRepConfig.from_proof("StackedDrg32GiBV1_1")))
+    assert stats["num_constraints"] == 130_278_541 and stats["num_inputs"] == 328
+    assert stats["num_aux"] == 130_169_893
+    assert [round(stats[f"nnz_{m}"] / 1e5) for m in "abc"] == [3094, 1303, 2827]
