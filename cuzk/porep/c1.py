@@ -25,7 +25,8 @@ from cuzk.errors import C1FormatError, CuzkError, InputError, VanillaProofError
 from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.labels import replica_id as make_replica_id
 from cuzk.porep.proofs import RegisteredProof, get_proof
-from cuzk.porep.trees import POSEIDON, SHA256, MerklePath, binary_arities, compute_roots, level_arities, tree_r_shape
+from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, binary_arities, compute_roots, level_arities,
+                              tree_r_shape)
 from cuzk.porep.vanilla import ChallengeProof, ColumnProof, LabelProof, verify_all
 
 _SIZE_LABELS = {2048: "2KiB", 8 << 20: "8MiB", 512 << 20: "512MiB", 32 << 30: "32GiB", 64 << 30: "64GiB"}
@@ -95,7 +96,8 @@ class C1Output:
         if proof is None:
             raise C1FormatError("registered_proof", f"unknown registered seal proof {name!r}")
         config = PoRepConfig.from_proof(proof)
-        out = cls(proof, [], *(r.b32(r.get(obj, f, ""), f) for f in ("comm_r", "comm_d", "replica_id", "seed", "ticket")))
+        out = cls(proof, [], *(r.b32(r.get(obj, f, ""), f)
+                               for f in ("comm_r", "comm_d", "replica_id", "seed", "ticket")))
         vp = r.obj(r.get(obj, "vanilla_proofs", ""), "vanilla_proofs")
         key = vanilla_key(proof)
         if list(vp) != [key]:

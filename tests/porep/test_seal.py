@@ -169,3 +169,17 @@ def test_c1_path_check_names_the_field(sealed):
         C1Output.from_json(js)
     assert re.fullmatch(r"vanilla_proofs\.StackedDrg2KiBV1\[0\]\[1\]\.replica_column_proofs\.exp_parents\[3\]"
                         r"\.inclusion_proof\.data\.Single\.root", e.value.field)
+
+
+@pytest.mark.slow
+def test_seal_8mib(tmp_path, rng):
+    data = rng.integers(0, 256, (1 << 18, 32), dtype=np.uint8)
+    data[:, 31] &= 0x3F
+    sector = seal("StackedDrg8MiBV1_1", tmp_path / "s", prover_id=bytes(32), sector_id=5, ticket=bytes(32),
+                  data=data.tobytes(), parents_dir=tmp_path)
+    sector.check()
+    assert sector.comm_d == _sha_root([bytes(r) for r in data])
+    seed = bytes(rng.integers(0, 256, 32, dtype=np.uint8))
+    c1 = C1Output(sector.proof, sector.vanilla_proofs(seed), sector.comm_r, sector.comm_d, sector.replica_id,
+                  seed, sector.ticket)
+    C1Output.loads(c1.dumps()).verify(bytes(32), 5)
