@@ -61,6 +61,34 @@ def test_create_label_count_and_value():
     cs.assert_satisfied(wcs.witness())
 
 
+def test_labels_of_several_layers_in_one_block():
+    """Witness mode computes later layers' labels as one block with per-instance layer constants: each
+    instance's variables equal those of a run with its layer alone, and the labels the CPU ones."""
+    rng = np.random.default_rng()
+    layers = [2, 11]  # the block's constant bits take layer 2's flags, values per instance
+    k = len(layers)
+    replica = bytes(rng.integers(0, 256, 32, dtype=np.uint8)[:31]) + b"\x01"
+    node = int(rng.integers(1, 1 << 30))
+    hashed = [[bytes(rng.integers(0, 256, 31, dtype=np.uint8)) + b"\x02" for _ in range(37)] for _ in layers]
+    to_bits = lambda rows: B.bytes_to_bits_be(np.frombuffer(b"".join(rows), np.uint8).reshape(len(rows), 32))  # noqa: E731
+
+    def run(idx, layer):
+        cs = ConstraintSystem("witness")
+        with cs.batch(len(idx)) as blk:
+            bits = [B.alloc(blk, 256, to_bits([hashed[i][j] for i in idx])) for j in range(37)]
+            rid = B.alloc(blk, 256, to_bits([replica] * len(idx)))
+            node_be = B.constant([(node >> i) & 1 == 1 for i in range(63, -1, -1)], len(idx))
+            out = C.create_label(blk, rid, bits, layer, node_be)
+        return cs.witness()[1:], out.val
+
+    together, labels = run(list(range(k)), np.array(layers))
+    per = together.reshape(k, -1, 4)
+    assert Fr.to_ints(labels) == [int.from_bytes(label_node(replica, layer, node, hashed[i]), "little")
+                                  for i, layer in enumerate(layers)]
+    alone, _ = run([1], 11)
+    assert np.array_equal(per[1], alone)
+
+
 @pytest.mark.parametrize("const_frac", [0.0, 0.3])
 def test_replayed_compression_equals_gadget(const_frac):
     """Replaying a recorded compression gives the gadget's own rows, variables and outputs."""
