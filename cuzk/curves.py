@@ -14,9 +14,11 @@ them only inside jitted code. `G1` and `G2` are the array-level API.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import overload
 
 from cuzk import _limbs as L
@@ -410,33 +412,56 @@ def _store_jac(v, p):
     _fstore(v[2], p[2])
 
 
-@njit(parallel=True, cache=True)
-def _add_kernel(p, q, out):
-    for i in prange(out.shape[0]):
+# Kernels process points [lo, hi) and release the GIL; `parallel_for` spreads them over threads.
+def parallel_for(kernel, n: int, *args) -> None:
+    """kernel(*args, lo, hi) over [0, n), cut into numba.get_num_threads() concurrent chunks."""
+    k = min(n, numba.get_num_threads())
+    if k <= 1:
+        if n:
+            kernel(*args, 0, n)
+        return
+    bounds = [n * i // k for i in range(k + 1)]
+    futures = [_pool(k).submit(kernel, *args, bounds[i], bounds[i + 1]) for i in range(k)]
+    for f in futures:
+        f.result()
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(k: int) -> ThreadPoolExecutor:
+    if k not in _POOLS:
+        _POOLS[k] = ThreadPoolExecutor(max_workers=k, thread_name_prefix="cuzk-curves")
+    return _POOLS[k]
+
+
+@njit(nogil=True, cache=True)
+def _add_kernel(p, q, out, lo, hi):
+    for i in range(lo, hi):
         _store_jac(out[i], jac_add(_load_jac(p[i]), _load_jac(q[i])))
 
 
-@njit(parallel=True, cache=True)
-def _dbl_kernel(p, out):
-    for i in prange(out.shape[0]):
+@njit(nogil=True, cache=True)
+def _dbl_kernel(p, out, lo, hi):
+    for i in range(lo, hi):
         _store_jac(out[i], jac_dbl(_load_jac(p[i])))
 
 
-@njit(parallel=True, cache=True)
-def _neg_y_kernel(p, out):
+@njit(nogil=True, cache=True)
+def _neg_y_kernel(p, out, lo, hi):
     """out[:, 1] = -p[:, 1]; the other coordinates must already be in out."""
-    for i in prange(out.shape[0]):
+    for i in range(lo, hi):
         _fstore(out[i, 1], _fneg(_fload(p[i, 1])))
 
 
-@njit(parallel=True, cache=True)
-def _from_affine_kernel(a, out):
-    for i in prange(out.shape[0]):
+@njit(nogil=True, cache=True)
+def _from_affine_kernel(a, out, lo, hi):
+    for i in range(lo, hi):
         _store_jac(out[i], jac_from_affine(load_affine(a[i])))
 
 
-@njit(cache=True)
-def _to_affine_range(p, out, lo, hi):
+@njit(nogil=True, cache=True)
+def _to_affine_kernel(p, out, lo, hi):
     """Affine form of p[lo:hi] with one inversion (Montgomery's trick)."""
     acc = _fone(_fload(p[lo, 2]))
     for i in range(lo, hi):  # out[i, 0] holds the product of the non-zero Z before i
@@ -453,24 +478,15 @@ def _to_affine_range(p, out, lo, hi):
         store_affine(out[i], jac_to_affine_with(pt, zinv))
 
 
-@njit(parallel=True, cache=True)
-def _to_affine_kernel(p, out):
-    """Batch inversion of the Z coordinates in 64 independent chunks."""
-    n = p.shape[0]
-    nchunks = min(n, 64)
-    for c in prange(nchunks):
-        _to_affine_range(p, out, c * n // nchunks, (c + 1) * n // nchunks)
-
-
-@njit(parallel=True, cache=True)
-def _mul_kernel(a, k, out):
-    for i in prange(out.shape[0]):
+@njit(nogil=True, cache=True)
+def _mul_kernel(a, k, out, lo, hi):
+    for i in range(lo, hi):
         _store_jac(out[i], jac_mul(load_affine(a[i]), L.fr_load(k[i])))
 
 
-@njit(parallel=True, cache=True)
-def _on_curve_kernel(a, out):
-    for i in prange(out.shape[0]):
+@njit(nogil=True, cache=True)
+def _on_curve_kernel(a, out, lo, hi):
+    for i in range(lo, hi):
         out[i] = aff_on_curve(load_affine(a[i]))
 
 
@@ -488,15 +504,15 @@ def g2_in_subgroup(a):
     return aff_on_curve(a) and jac_eq_affine(jac_neg(jac_mul(a, _X_LIMBS)), psi)
 
 
-@njit(parallel=True, cache=True)
-def _g1_subgroup_kernel(a, out):
-    for i in prange(out.shape[0]):
+@njit(nogil=True, cache=True)
+def _g1_subgroup_kernel(a, out, lo, hi):
+    for i in range(lo, hi):
         out[i] = g1_in_subgroup(load_affine(a[i]))
 
 
-@njit(parallel=True, cache=True)
-def _g2_subgroup_kernel(a, out):
-    for i in prange(out.shape[0]):
+@njit(nogil=True, cache=True)
+def _g2_subgroup_kernel(a, out, lo, hi):
+    for i in range(lo, hi):
         out[i] = g2_in_subgroup(load_affine(a[i]))
 
 
@@ -512,20 +528,15 @@ def _fixed_base_table_kernel(g, table):
         base = acc
 
 
-@njit(cache=True)
-def _fixed_base_one(table, digits):
-    acc = jac_identity(_fload(table[0, 0, 0]))
-    for w in range(digits.shape[0]):
-        if digits[w]:
-            acc = jac_madd(acc, load_affine(table[w, np.int64(digits[w])]))
-    return acc
-
-
-@njit(parallel=True, cache=True)
-def _fixed_base_kernel(table, digits, out):
+@njit(nogil=True, cache=True)
+def _fixed_base_kernel(table, digits, out, lo, hi):
     """out[i] = sum_w [digits[i, w] 256^w] g from the affine table of `_fixed_base_table_kernel`."""
-    for i in prange(out.shape[0]):
-        _store_jac(out[i], _fixed_base_one(table, digits[i]))
+    for i in range(lo, hi):
+        acc = jac_identity(_fload(table[0, 0, 0]))
+        for w in range(digits.shape[1]):
+            if digits[i, w]:
+                acc = jac_madd(acc, load_affine(table[w, np.int64(digits[i, w])]))
+        _store_jac(out[i], acc)
 
 
 # ---------------------------------------------------------------- array-level API
@@ -571,7 +582,7 @@ class Curve:
         if self._form(a) == "jacobian":
             return flat
         out = np.empty((len(flat), *self.jacobian_shape), dtype=np.uint64)
-        _from_affine_kernel(flat, out)
+        parallel_for(_from_affine_kernel, len(flat), flat, out)
         return out
 
     def _affine_flat(self, a: np.ndarray, lead: tuple[int, ...]) -> np.ndarray:
@@ -579,8 +590,7 @@ class Curve:
         if self._form(a) == "affine":
             return flat
         out = np.empty((len(flat), *self.affine_shape), dtype=np.uint64)
-        if len(flat):
-            _to_affine_kernel(flat, out)
+        parallel_for(_to_affine_kernel, len(flat), flat, out)
         return out
 
     # -- construction and conversion
@@ -626,7 +636,7 @@ class Curve:
         rng = rng or np.random.default_rng()
         digits = rng.integers(0, 256, size=(n, 32), dtype=np.uint8)
         out = np.empty((n, *self.jacobian_shape), dtype=np.uint64)
-        _fixed_base_kernel(self._fixed_base_table(), digits, out)
+        parallel_for(_fixed_base_kernel, n, self._fixed_base_table(), digits, out)
         return self.to_affine(out)
 
     def random_on_curve(self, n: int, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -653,7 +663,7 @@ class Curve:
         lead = np.broadcast_shapes(self._lead(a), self._lead(b))
         pa, pb = self._jacobian_flat(a, lead), self._jacobian_flat(b, lead)
         out = np.empty_like(pa)
-        _add_kernel(pa, pb, out)
+        parallel_for(_add_kernel, len(out), pa, pb, out)
         return out.reshape(*lead, *self.jacobian_shape)
 
     def double(self, a: np.ndarray) -> np.ndarray:
@@ -661,7 +671,7 @@ class Curve:
         lead = self._lead(a)
         pa = self._jacobian_flat(a, lead)
         out = np.empty_like(pa)
-        _dbl_kernel(pa, out)
+        parallel_for(_dbl_kernel, len(out), pa, out)
         return out.reshape(*lead, *self.jacobian_shape)
 
     def neg(self, a: np.ndarray) -> np.ndarray:
@@ -669,7 +679,7 @@ class Curve:
         self._form(a)
         flat = self._flat(a, self._lead(a))
         out = flat.copy()
-        _neg_y_kernel(flat, out)
+        parallel_for(_neg_y_kernel, len(out), flat, out)
         return out.reshape(a.shape)
 
     def scalar_mul(self, points: np.ndarray, scalars) -> np.ndarray:
@@ -681,7 +691,7 @@ class Curve:
         pa = self._affine_flat(points, lead)
         kk = np.ascontiguousarray(np.broadcast_to(k, (*lead, 4))).reshape(-1, 4)
         out = np.empty((len(pa), *self.jacobian_shape), dtype=np.uint64)
-        _mul_kernel(pa, kk, out)
+        parallel_for(_mul_kernel, len(out), pa, kk, out)
         return out.reshape(*lead, *self.jacobian_shape)
 
     def eq(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -705,7 +715,7 @@ class Curve:
         lead = self._lead(points)
         a = self._affine_flat(points, lead)
         out = np.empty(len(a), dtype=np.bool_)
-        kernel(a, out)
+        parallel_for(kernel, len(out), a, out)
         return out.reshape(lead)
 
 

@@ -2,17 +2,17 @@
 
 Scalars are cut into c-bit signed digits d in [-(2^(c-1) - 1), 2^(c-1)]; in each window a point
 goes into bucket |d| (negated when d < 0) by an XYZZ mixed addition, buckets are summed with a
-running sum, and windows are joined by Horner's rule. Windows run in parallel (numba prange), each
-thread reusing its own bucket array. The kernels are generic: the same code serves G1 and G2.
+running sum, and windows are joined by Horner's rule. Windows run in parallel (GIL-free kernels on a
+thread pool), each thread reusing its own bucket array. The kernels are generic: the same code
+serves G1 and G2.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from cuzk import _limbs as L
-from cuzk.curves import (aff_is_identity, aff_neg, load_affine, load_xyzz, store_affine,
+from cuzk.curves import (aff_is_identity, aff_neg, load_affine, load_xyzz, parallel_for, store_affine,
                          store_xyzz, xyzz_add, xyzz_dbl, xyzz_identity, xyzz_madd, xyzz_to_affine)
 from cuzk.errors import InputError
 
@@ -26,12 +26,12 @@ def window_bits(n: int) -> int:
     return min(range(1, 17), key=cost)
 
 
-@njit(parallel=True, cache=True)
-def _signed_digits(k, c, out):
+@njit(nogil=True, cache=True)
+def _signed_digits(k, c, out, lo, hi):
     """out[w, i]: signed c-bit digits of the plain 4-limb scalars k[i], least significant first."""
     mask = (np.uint64(1) << np.uint64(c)) - np.uint64(1)
     half = 1 << (c - 1)
-    for i in prange(k.shape[0]):
+    for i in range(lo, hi):
         carry = 0
         for w in range(out.shape[0]):
             bit = w * c
@@ -70,10 +70,12 @@ def _window_sum(bases, digits, buckets):
     return total
 
 
-@njit(parallel=True, cache=True)
-def _windows_kernel(bases, digits, buckets, out):
-    for w in prange(digits.shape[0]):
-        store_xyzz(out[w], _window_sum(bases, digits[w], buckets[numba.get_thread_id()]))
+@njit(nogil=True, cache=True)
+def _windows_kernel(bases, digits, nbuckets, out, lo, hi):
+    """Window sums out[lo:hi] (XYZZ), reusing one array of nbuckets buckets."""
+    buckets = np.empty((nbuckets,) + out.shape[1:], dtype=np.uint64)
+    for w in range(lo, hi):
+        store_xyzz(out[w], _window_sum(bases, digits[w], buckets))
 
 
 @njit(cache=True)
@@ -107,10 +109,9 @@ def _msm(bases: np.ndarray, scalars: np.ndarray, coord: tuple[int, ...], name: s
     c = window_bits(n)
     nwin = -(-(SCALAR_BITS + 1) // c)
     digits = np.empty((nwin, n), dtype=np.int32)
-    _signed_digits(plain, c, digits)
-    buckets = np.empty((numba.get_num_threads(), 1 << (c - 1), 4, *coord), dtype=np.uint64)
+    parallel_for(_signed_digits, n, plain, c, digits)
     sums = np.empty((nwin, 4, *coord), dtype=np.uint64)
-    _windows_kernel(np.ascontiguousarray(bases), digits, buckets, sums)
+    parallel_for(_windows_kernel, nwin, np.ascontiguousarray(bases), digits, 1 << (c - 1), sums)
     _combine(sums, c, out)
     return out
 
