@@ -529,7 +529,7 @@ def _fixed_base_table_kernel(g, table):
 
 
 @njit(nogil=True, cache=True)
-def _fixed_base_kernel(table, digits, out, lo, hi):
+def _fixed_base_range(table, digits, out, lo, hi):
     """out[i] = sum_w [digits[i, w] 256^w] g from the affine table of `_fixed_base_table_kernel`."""
     for i in range(lo, hi):
         acc = jac_identity(_fload(table[0, 0, 0]))
@@ -537,6 +537,11 @@ def _fixed_base_kernel(table, digits, out, lo, hi):
             if digits[i, w]:
                 acc = jac_madd(acc, load_affine(table[w, np.int64(digits[i, w])]))
         _store_jac(out[i], acc)
+
+
+def _fixed_base_kernel(table, digits, out) -> None:
+    """Compatibility entry for cuzk.groth16.setup; use `Curve.generator_mul` instead."""
+    parallel_for(_fixed_base_range, len(out), table, digits, out)
 
 
 # ---------------------------------------------------------------- array-level API
@@ -558,16 +563,17 @@ class Curve:
         self._table: np.ndarray | None = None
 
     # -- validation and shape handling
-    def _form(self, a: np.ndarray, what: str = "points") -> str:
+    def _form(self, a: np.ndarray) -> str:
+        """'affine' or 'jacobian' from the trailing shape; InputError for anything else."""
         if not isinstance(a, np.ndarray) or a.dtype != np.uint64:
-            raise InputError(f"{self.name}: {what} must be a uint64 array, got "
+            raise InputError(f"{self.name}: points must be a uint64 array, got "
                              f"{getattr(a, 'dtype', type(a).__name__)}")
         k = len(self.affine_shape)
         if a.shape[-k:] == self.affine_shape:
             return "affine"
         if a.shape[-k:] == self.jacobian_shape:
             return "jacobian"
-        raise InputError(f"{self.name}: {what} must have shape (..., 2 or 3, "
+        raise InputError(f"{self.name}: points must have shape (..., 2 or 3, "
                          f"{', '.join(map(str, self.coord_shape))}), got {a.shape}")
 
     def _lead(self, a: np.ndarray) -> tuple[int, ...]:
@@ -634,9 +640,17 @@ class Curve:
     def random(self, n: int, rng: np.random.Generator | None = None) -> np.ndarray:
         """n random points of the prime-order subgroup (affine): [k] generator, k < 2^256 random."""
         rng = rng or np.random.default_rng()
-        digits = rng.integers(0, 256, size=(n, 32), dtype=np.uint8)
-        out = np.empty((n, *self.jacobian_shape), dtype=np.uint64)
-        parallel_for(_fixed_base_kernel, n, self._fixed_base_table(), digits, out)
+        return self._generator_mul_digits(rng.integers(0, 256, size=(n, 32), dtype=np.uint8))
+
+    def generator_mul(self, scalars) -> np.ndarray:
+        """[k_i] generator (affine) for Fr Montgomery scalars (n, 4) or integers 0 <= k < 2^256, from
+        a table of [j 256^w] generator: at most 32 mixed additions per point, no doublings."""
+        plain = np.ascontiguousarray(_plain_scalars(scalars)).reshape(-1, 4)
+        return self._generator_mul_digits(plain.astype("<u8").view(np.uint8).reshape(len(plain), 32))
+
+    def _generator_mul_digits(self, digits: np.ndarray) -> np.ndarray:
+        out = np.empty((len(digits), *self.jacobian_shape), dtype=np.uint64)
+        parallel_for(_fixed_base_range, len(digits), self._fixed_base_table(), digits, out)
         return self.to_affine(out)
 
     def random_on_curve(self, n: int, rng: np.random.Generator | None = None) -> np.ndarray:

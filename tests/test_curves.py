@@ -151,3 +151,12 @@ def test_bad_input(curve):
         c.scalar_mul(c.identity(1), [-1])
     with pytest.raises(InputError):
         c.scalar_mul(c.identity(1), [2**256])
+
+
+def test_generator_mul(curve, rng):
+    c, _, _ = curve
+    ks = [int(v) for v in rng.integers(0, 2**63, 3)] + [0, 1, R - 1, R, 2**256 - 1]
+    ref = c.to_affine(c.scalar_mul(c.generator(), ks))
+    assert np.array_equal(c.generator_mul(ks), ref)
+    assert np.array_equal(c.generator_mul(Fr.from_ints(ks)), c.to_affine(c.scalar_mul(c.generator(), Fr.from_ints(ks))))
+    assert c.generator_mul([]).shape == (0, *c.affine_shape)
