@@ -99,3 +99,16 @@ class C1FormatError(InputError):
 
 class SectorError(CuzkError):
     """A sector directory that is missing, incomplete or inconsistent with its metadata."""
+
+
+class ParamsNotFoundError(CuzkError, FileNotFoundError):
+    """No Groth16 parameters / verifying key (official or cuzk-generated) for a circuit; names where
+    cuzk looked."""
+
+
+class ProofVerificationError(CuzkError):
+    """A freshly made proof that does not verify (cuzk never returns one); `partition` names it."""
+
+    def __init__(self, partition: int, reason: str = "the proof does not verify") -> None:
+        self.partition = partition
+        super().__init__(f"partition {partition}: {reason}")

@@ -1,0 +1,212 @@
+"""The public API: seal a small sector, prove its PoRep (C2), verify the proof.
+
+    sector = cuzk.seal("StackedDrg2KiBV1_1", "sector-dir", prover_id=..., sector_id=1, ticket=...)
+    proof = cuzk.prove(sector, seed=seed)          # or cuzk.prove(c1) / cuzk.prove("c1.json")
+    assert cuzk.verify(sector, proof, seed=seed)
+
+prove() does what filecoin-ffi's seal_commit_phase2 does, in this order:
+  1. the C1 output's vanilla proofs are verified (VanillaProofError names the partition, challenge and
+     field; with a Sector the replica_id is also checked against prover_id, sector_id, ticket, comm_d);
+  2. the partition circuit (one per sector shape, cached in the process) and its Groth16 parameters
+     (cuzk.params_cache: official if present, else cuzk's own, generated once);
+  3. per partition: the witness, a check that its public inputs are the ones derived from
+     replica_id, comm_d, comm_r and the seed and that it satisfies every constraint, the Groth16
+     proof, and its verification. A proof that does not verify raises ProofVerificationError.
+The result is the partitions' 192-byte proofs concatenated in partition order, as filecoin-ffi returns.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from cuzk import groth16
+from cuzk.backend import Backend, get_backend
+from cuzk.errors import InputError, ProofFormatError, ProofVerificationError, UnsatisfiedConstraintError
+from cuzk.fields import Fr
+from cuzk.groth16 import PROOF_BYTES, Circuit, Proof, VerifyingKey, as_circuit
+from cuzk.params_cache import LoadedParams, ParamsFiles, find_vk, load_or_generate, porep_stem
+from cuzk.porep import circuit as C
+from cuzk.porep.c1 import C1Output
+from cuzk.porep.public_inputs import graph_of, partition_public_inputs
+from cuzk.porep.seal import Progress, Sector, seal
+from cuzk.r1cs.spmv import first_unsatisfied
+
+__all__ = ["ProveResult", "Sector", "as_c1", "prove", "prove_c1", "prove_partitions", "public_inputs",
+           "seal", "verify"]
+
+log = logging.getLogger("cuzk.api")
+Source = C1Output | Sector | str | os.PathLike
+
+
+@dataclass
+class ProveResult:
+    """prove_c1's answer: the proof bytes, the partition proofs, the parameter files used (and whether
+    this call generated them), and wall seconds per stage ("witness.0", "prove.0.msm_h", ..., "total")."""
+
+    proof: bytes
+    partitions: list[Proof]
+    params: ParamsFiles
+    generated_params: bool
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def as_c1(source: Source, seed: bytes | None = None) -> tuple[C1Output, tuple[bytes, int] | None]:
+    """A C1 output from a C1Output, a C1 JSON file, a Sector or a sector directory (these two need the
+    32-byte interactive `seed`), with (prover_id, sector_id) when known (a sector)."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        source = Sector.open(path) if path.is_dir() else C1Output.read(path)
+    if isinstance(source, C1Output):
+        if seed is not None and bytes(seed) != source.seed:
+            raise InputError("the seed given differs from the C1 output's seed")
+        return source, None
+    if isinstance(source, Sector):
+        if seed is None:
+            raise InputError("proving a sector needs the interactive seed (32 bytes)")
+        if not isinstance(seed, (bytes, bytearray)) or len(seed) != 32:
+            raise InputError("seed must be 32 bytes")
+        c1 = C1Output(source.proof, source.vanilla_proofs(bytes(seed)), source.comm_r, source.comm_d,
+                      source.replica_id, bytes(seed), source.ticket)
+        return c1, (source.prover_id, source.sector_id)
+    raise InputError(f"expected a C1Output, a Sector or a path, got {type(source).__name__}")
+
+
+def public_inputs(c1: C1Output) -> list[list[int]]:
+    """The public inputs (without ONE) of every partition, from the C1's replica_id, comm_d, comm_r and
+    seed (challenges -> parents -> inputs)."""
+    config = c1.config
+    graph = graph_of(config)
+    return [partition_public_inputs(config, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, k, graph)
+            for k in range(config.partitions)]
+
+
+_CIRCUITS: dict[C.StackedShape, Circuit] = {}
+
+
+def partition_circuit(shape: C.StackedShape) -> Circuit:
+    """The R1CS of a partition of this shape (the last one built is kept for the process)."""
+    if shape not in _CIRCUITS:
+        _CIRCUITS.clear()
+        _CIRCUITS[shape] = as_circuit(C.circuit(shape))
+    return _CIRCUITS[shape]
+
+
+def prove(source: Source, seed: bytes | None = None, *, backend: str | Backend = "auto",
+          progress: bool = True) -> bytes:
+    """The PoRep proof of `source` (see as_c1): 192 bytes per partition, in partition order."""
+    return prove_c1(source, seed, backend=backend, progress=progress).proof
+
+
+def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backend = "auto",
+             progress: bool = True, rng: np.random.Generator | None = None) -> ProveResult:
+    """prove() with the details (ProveResult). `rng` fixes a parameter setup, if one runs (tests only)."""
+    start = time.perf_counter()
+    timings: dict[str, float] = {}
+    c1, ids = as_c1(source, seed)
+    name = c1.registered_proof.name
+    say = Progress(f"prove {name}", progress)
+    be = get_backend(backend) if isinstance(backend, str) else backend
+
+    t = time.perf_counter()
+    c1.verify(*(ids or (None, None)))
+    timings["vanilla"] = time.perf_counter() - t
+    say("vanilla proofs verified")
+
+    shape = C.StackedShape.from_config(c1.config)
+    t = time.perf_counter()
+    circuit = partition_circuit(shape)
+    timings["circuit"] = time.perf_counter() - t
+    say(f"circuit ({circuit.num_constraints:,} constraints)")
+
+    t = time.perf_counter()
+    loaded = load_or_generate(porep_stem(c1.registered_proof.sector_size), circuit, progress=progress, rng=rng)
+    timings["params"] = time.perf_counter() - t
+    say(f"parameters ({loaded.files.describe()})")
+
+    def witnesses() -> Iterable[np.ndarray]:
+        for k, w in enumerate(C.partition_witnesses(c1)):
+            t = time.perf_counter()
+            out = C.circuit(shape, w, mode="witness").witness()
+            timings[f"witness.{k}"] = time.perf_counter() - t
+            yield out
+
+    proofs = prove_partitions(loaded, circuit, witnesses(), public_inputs(c1), be, timings, say)
+    timings["total"] = time.perf_counter() - start
+    log.info("prove %s: %d partition(s) on the %s backend in %.1f s", name, len(proofs), be.name,
+             timings["total"])
+    return ProveResult(b"".join(p.to_bytes() for p in proofs), proofs, loaded.files, loaded.generated, timings)
+
+
+def prove_partitions(params: LoadedParams, circuit: Circuit, witnesses: Iterable[np.ndarray],
+                     inputs: Sequence[Sequence[int]], backend: Backend, timings: dict[str, float] | None = None,
+                     progress: Progress | None = None) -> list[Proof]:
+    """One verified Groth16 proof per partition: each witness (ONE, inputs, aux as (n, 4) Montgomery Fr)
+    must carry the expected public inputs (InputError) and satisfy the circuit
+    (UnsatisfiedConstraintError); a proof that fails verification raises ProofVerificationError."""
+    timings = {} if timings is None else timings
+    pvk = groth16.prepare_verifying_key(params.vk)
+    proofs = []
+    for k, (w, x) in enumerate(zip(witnesses, inputs, strict=True)):
+        t = time.perf_counter()
+        got = Fr.to_ints(w[1:circuit.num_inputs])
+        if got != list(x):
+            raise InputError(f"partition {k}: the witness's public inputs differ from those derived from "
+                             "replica_id, comm_d, comm_r and the seed")
+        bad = first_unsatisfied(circuit.a, circuit.b, circuit.c, w)
+        if bad is not None:
+            raise UnsatisfiedConstraintError(bad, f"partition {k}")
+        timings[f"check.{k}"] = time.perf_counter() - t
+        proof = groth16.prove(params.params, circuit, w, backend)
+        timings.update({f"prove.{k}.{s}": v for s, v in proof.timings.items()})
+        t = time.perf_counter()
+        if not groth16.verify(pvk, x, proof):
+            raise ProofVerificationError(k, f"the proof made with {params.files.describe()} does not verify")
+        timings[f"verify.{k}"] = time.perf_counter() - t
+        if progress is not None:
+            progress(f"partition {k + 1}/{len(inputs)} proved and verified")
+        proofs.append(proof)
+    return proofs
+
+
+def split_proof(proof: bytes, partitions: int) -> list[Proof]:
+    """The partition proofs of a concatenated proof (ProofFormatError on a wrong length or encoding)."""
+    if not isinstance(proof, (bytes, bytearray)) or len(proof) != PROOF_BYTES * partitions:
+        size = len(proof) if isinstance(proof, (bytes, bytearray)) else type(proof).__name__
+        raise ProofFormatError(f"expected {partitions} x {PROOF_BYTES} = {PROOF_BYTES * partitions} proof bytes, "
+                               f"got {size}")
+    return [Proof.from_bytes(bytes(proof[i:i + PROOF_BYTES])) for i in range(0, len(proof), PROOF_BYTES)]
+
+
+def verify(source: Source, proof: bytes, seed: bytes | None = None, *,
+           vk: VerifyingKey | str | os.PathLike | None = None) -> bool:
+    """Whether `proof` (as prove returns it) is valid for the public values of `source` (see as_c1;
+    a C1 file is read without its Merkle paths being checked). `vk`: a VerifyingKey or .vk file;
+    by default the official one if present, else cuzk's own (ParamsNotFoundError without either).
+    A proof of the wrong length or with an invalid point raises ProofFormatError."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        source = Sector.open(path) if path.is_dir() else C1Output.read(path, check_paths=False)
+    if isinstance(source, Sector):
+        c1 = C1Output(source.proof, [], source.comm_r, source.comm_d, source.replica_id,
+                      _seed(seed), source.ticket)
+    else:
+        c1, _ = as_c1(source, seed)
+    proofs = split_proof(proof, c1.config.partitions)
+    if vk is None:
+        vk, files = find_vk(porep_stem(c1.registered_proof.sector_size))
+        log.info("verifying with %s", files.vk)
+    elif not isinstance(vk, VerifyingKey):
+        vk = groth16.read_vk(vk)
+    return groth16.verify_batch(vk, public_inputs(c1), proofs)
+
+
+def _seed(seed: bytes | None) -> bytes:
+    if not isinstance(seed, (bytes, bytearray)) or len(seed) != 32:
+        raise InputError("verifying a sector's proof needs the interactive seed (32 bytes)")
+    return bytes(seed)

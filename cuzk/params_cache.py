@@ -1,0 +1,248 @@
+"""Groth16 parameters for a PoRep circuit: Filecoin's official files when present, else cuzk's own,
+made once by a Groth16 setup and cached.
+
+Names follow rust-fil-proofs (`parameter_cache.rs`, hashes from `parameters.json`):
+
+    official  v28-stacked-proof-of-replication-merkletree-poseidon_hasher-<tree>-sha256_hasher-<hash>.{params,vk}
+              in $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters
+    cuzk's    cuzk-<the official stem>.{params,vk,meta}
+              in $FIL_PROOFS_PARAMETER_CACHE if set, else $CUZK_CACHE_DIR/params, else
+              $XDG_CACHE_HOME/cuzk/params (~/.cache/cuzk/params)
+
+The `cuzk-` prefix marks parameters from cuzk's own setup, so they are never taken for the
+ceremony's: proofs made with them verify only against their own .vk. The .meta file (JSON) records
+the digest of the circuit they were made for and is written last, so a .params / .vk without a
+matching .meta is never used: a changed circuit, or a setup cut short, means setup again.
+Generation holds an exclusive lock (<stem>.lock, fcntl) so that concurrent processes run one setup
+and then share it; every file is written beside its final name and renamed into place.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cuzk.errors import ParamsNotFoundError
+from cuzk.groth16 import Circuit, VerifyingKey, read_params, read_vk, setup, write_params, write_vk
+
+log = logging.getLogger("cuzk.params")
+
+VERSION = 28
+CUZK_PREFIX = "cuzk-"
+DEFAULT_OFFICIAL_DIR = "/var/tmp/filecoin-proof-parameters"
+# sector size -> (tree_r_last shape, SHA256 of rust's public-params identifier), from parameters.json;
+# one file per size serves every API version (V1, V1_1, synthetic, non-interactive)
+OFFICIAL = {
+    2 << 10: ("8-0-0", "032d3138d22506ec0082ed72b2dcba18df18477904e35bafee82b3793b06832f"),
+    8 << 20: ("8-0-0", "ecd683648512ab1765faa2a5f14bab48f676e633467f0aa8aad4b55dcb0652bb"),
+    512 << 20: ("8-0-0", "6babf46ce344ae495d558e7770a585b2382d54f225af8ed0397b8be7c3fcd472"),
+    32 << 30: ("8-8-0", "82a357d2f2ca81dc61bb45f4a762807aedee1b0a53fd6c4e77b46a01bfef7820"),
+    64 << 30: ("8-8-2", "96f1b4a04c5c51e4759bbf224bbc2ef5a42c7100f16ec0637123f16a845ddfb2"),
+}
+
+
+def porep_stem(sector_size: int) -> str:
+    """The official file stem (no extension) of the PoRep circuit of a sector size."""
+    if sector_size not in OFFICIAL:
+        raise ParamsNotFoundError(f"no official PoRep parameters exist for sector size {sector_size}")
+    tree, digest = OFFICIAL[sector_size]
+    return f"v{VERSION}-stacked-proof-of-replication-merkletree-poseidon_hasher-{tree}-sha256_hasher-{digest}"
+
+
+def official_dir() -> Path:
+    return Path(os.environ.get("FIL_PROOFS_PARAMETER_CACHE") or DEFAULT_OFFICIAL_DIR)
+
+
+def cuzk_dir() -> Path:
+    """Where cuzk writes its own parameters (see the module docstring)."""
+    if os.environ.get("FIL_PROOFS_PARAMETER_CACHE"):
+        return Path(os.environ["FIL_PROOFS_PARAMETER_CACHE"])
+    if os.environ.get("CUZK_CACHE_DIR"):
+        return Path(os.environ["CUZK_CACHE_DIR"]) / "params"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cuzk" / "params"
+
+
+@dataclass(frozen=True)
+class ParamsFiles:
+    """One set of parameter files: <directory>/<stem>.params, .vk (and .meta, .lock for cuzk's own)."""
+
+    directory: Path
+    stem: str
+
+    @property
+    def official(self) -> bool:
+        return not self.stem.startswith(CUZK_PREFIX)
+
+    def path(self, ext: str) -> Path:
+        return self.directory / f"{self.stem}.{ext}"
+
+    @property
+    def params(self) -> Path:
+        return self.path("params")
+
+    @property
+    def vk(self) -> Path:
+        return self.path("vk")
+
+    @property
+    def meta(self) -> Path:
+        return self.path("meta")
+
+    def describe(self) -> str:
+        return f"{'official' if self.official else 'cuzk-generated'} parameters {self.params}"
+
+
+def official_files(stem: str) -> ParamsFiles:
+    return ParamsFiles(official_dir(), stem)
+
+
+def cuzk_files(stem: str) -> ParamsFiles:
+    return ParamsFiles(cuzk_dir(), CUZK_PREFIX + stem)
+
+
+def circuit_digest(circuit: Circuit) -> str:
+    """SHA256 of the R1CS (A, B, C in CSR form, coefficients and the input count): what parameters fit."""
+    h = hashlib.sha256(f"cuzk-r1cs-1 {circuit.num_inputs} {circuit.a.shape}".encode())
+    for m in (circuit.a, circuit.b, circuit.c):
+        for arr in (m.indptr, m.indices, m.coeff_ids, m.coeffs):
+            arr = np.ascontiguousarray(arr)
+            h.update(arr.dtype.str.encode())
+            h.update(arr.view(np.uint8))
+    return h.hexdigest()
+
+
+@dataclass
+class LoadedParams:
+    """Parameters ready to prove with: `params` (bellperson layout, memory-mapped when read from a file),
+    `vk`, the files they live in and whether this call ran the setup."""
+
+    params: object
+    vk: VerifyingKey
+    files: ParamsFiles
+    generated: bool
+
+
+def load_or_generate(stem: str, circuit: Circuit, *, progress: bool = True,
+                     rng: np.random.Generator | None = None) -> LoadedParams:
+    """The official parameters `stem` if present, else cuzk's own for `circuit` (cached; generated by
+    a Groth16 setup when missing or made for another circuit). `rng` fixes the setup (tests only)."""
+    official = official_files(stem)
+    if official.params.is_file() and official.vk.is_file():
+        log.info("using %s", official.describe())
+        return LoadedParams(read_params(official.params, checked=False), read_vk(official.vk), official, False)
+    own = cuzk_files(stem)
+    digest = circuit_digest(circuit)
+    own.directory.mkdir(parents=True, exist_ok=True)
+    with _locked(own, progress):
+        if _fresh(own, digest):
+            log.info("using %s", own.describe())
+            return LoadedParams(read_params(own.params, checked=False), read_vk(own.vk), own, False)
+        params = _generate(own, official, circuit, digest, progress, rng)
+    return LoadedParams(params, params.vk, own, True)
+
+
+def find_vk(stem: str) -> tuple[VerifyingKey, ParamsFiles]:
+    """The verifying key to check proofs of circuit `stem` with: the official one if present, else
+    cuzk's own (ParamsNotFoundError when neither exists)."""
+    official, own = official_files(stem), cuzk_files(stem)
+    if official.vk.is_file():
+        return read_vk(official.vk), official
+    if own.vk.is_file() and own.meta.is_file():
+        return read_vk(own.vk), own
+    raise ParamsNotFoundError(f"no verifying key: neither {official.vk} nor {own.vk} exists "
+                              "(prove once to generate cuzk's own parameters, or pass a .vk)")
+
+
+def read_meta(files: ParamsFiles) -> dict | None:
+    try:
+        return json.loads(files.meta.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _fresh(files: ParamsFiles, digest: str) -> bool:
+    meta = read_meta(files)
+    return (isinstance(meta, dict) and meta.get("circuit_digest") == digest
+            and files.params.is_file() and files.vk.is_file())
+
+
+def _generate(own: ParamsFiles, official: ParamsFiles, circuit: Circuit, digest: str, progress: bool,
+              rng: np.random.Generator | None):
+    stale = own.meta.exists()
+    own.meta.unlink(missing_ok=True)  # the files are not trusted again until the new .meta lands
+    why = "made for another circuit" if stale else "not found"
+    _say(progress, f"cuzk: no official parameters {official.params.name} in {official.directory}; cuzk's own "
+                   f"are {why}. Running a Groth16 setup of {circuit.num_constraints:,} constraints "
+                   f"(domain {circuit.domain_size:,}) once; it is cached as {own.params}")
+    start = time.perf_counter()
+    with _ticker(progress, "Groth16 setup"):
+        params = setup(circuit, rng)
+    seconds = time.perf_counter() - start
+    with _ticker(progress, "writing parameters"):
+        write_params(own.params, params)
+        write_vk(own.vk, params.vk)
+    meta = {"generator": "cuzk", "stem": own.stem, "circuit_digest": digest,
+            "constraints": circuit.num_constraints, "inputs": circuit.num_inputs, "aux": circuit.num_aux,
+            "domain_size": circuit.domain_size, "setup_seconds": round(seconds, 1),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "note": "cuzk's own Groth16 setup, NOT the Filecoin ceremony's parameters"}
+    tmp = own.meta.with_name(own.meta.name + f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(meta, indent=1))
+    os.replace(tmp, own.meta)
+    _say(progress, f"cuzk: setup done in {seconds:.1f} s; wrote {own.params} and {own.vk}")
+    return params
+
+
+def _say(progress: bool, message: str) -> None:
+    log.info(message)
+    if progress:
+        print(message, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _locked(files: ParamsFiles, progress: bool) -> Iterator[None]:
+    """An exclusive lock on <stem>.lock for the duration (waits for a concurrent generator)."""
+    with open(files.path("lock"), "a+") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _say(progress, f"cuzk: waiting for another process generating {files.params.name}")
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextmanager
+def _ticker(enabled: bool, what: str, every: float = 30.0) -> Iterator[None]:
+    """Print '<what>: 1m30s elapsed' to stderr every `every` seconds while the block runs (when the GIL
+    lets the thread run: long compiled kernels delay it)."""
+    if not enabled:
+        yield
+        return
+    done, start = threading.Event(), time.perf_counter()
+
+    def tick() -> None:
+        while not done.wait(every):
+            m, s = divmod(int(time.perf_counter() - start), 60)
+            print(f"cuzk: {what}: {m}m{s:02d}s elapsed", file=sys.stderr, flush=True)
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
