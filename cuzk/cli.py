@@ -92,9 +92,18 @@ def _prove(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from cuzk.api import verify
+    from cuzk.params_cache import find_vk, porep_stem
+    from cuzk.porep.c1 import C1Output
 
-    ok = verify(args.c1, Path(args.proof).read_bytes(), vk=args.vk)
-    print(f"{args.proof}: proof is {'valid' if ok else 'INVALID'}")
+    c1 = C1Output.read(args.c1, check_paths=False)
+    if args.vk:
+        vk, where = args.vk, args.vk
+    else:
+        vk, files = find_vk(porep_stem(c1.registered_proof.sector_size))
+        owner = "the official" if files.official else "cuzk's own"
+        where = f"{owner} verifying key {files.vk}"
+    ok = verify(c1, Path(args.proof).read_bytes(), vk=vk)
+    print(f"{args.proof}: proof is {'valid' if ok else 'INVALID'} (checked with {where})")
     return 0 if ok else 1
 
 

@@ -119,6 +119,11 @@ def test_verify_exit_statuses(sealed, tmp_path, cache, capsys):
     # no vk given and none in the (empty) caches: a typed error naming where it looked
     assert main(["verify", "--c1", str(sealed / "c1.json"), "--proof", str(good)]) == 2
     assert "no verifying key" in capsys.readouterr().err
+    own = params_cache.cuzk_files(params_cache.porep_stem(2048))  # cuzk's own 2KiB vk, found by name
+    write_vk(own.vk, loaded.vk)
+    own.meta.write_text("{}")
+    assert main(["verify", "--c1", str(sealed / "c1.json"), "--proof", str(good)]) == 0
+    assert f"valid (checked with cuzk's own verifying key {own.vk})" in capsys.readouterr().out
 
 
 @pytest.mark.slow
