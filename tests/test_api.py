@@ -19,7 +19,6 @@ from cuzk.errors import (C1FormatError, InputError, ProofFormatError, ProofVerif
                          UnsatisfiedConstraintError, VanillaProofError)
 from cuzk.fields import Fr
 from cuzk.groth16 import as_circuit, setup
-from cuzk.porep.c1 import C1Output
 from cuzk.porep.public_inputs import commitment_to_fr
 from cuzk.porep.trees import fr_to_le
 from cuzk.r1cs import ONE, ConstraintSystem

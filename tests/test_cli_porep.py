@@ -11,7 +11,7 @@ from cuzk.cli import demo_data, main
 from cuzk.fields import Fr
 from cuzk.groth16 import as_circuit, write_vk
 from cuzk.porep.c1 import C1Output
-from cuzk.r1cs import ONE, ConstraintSystem
+from cuzk.r1cs import ConstraintSystem
 
 SEED, TICKET = "ab" * 32, "cd" * 32
 
