@@ -539,11 +539,6 @@ def _fixed_base_range(table, digits, out, lo, hi):
         _store_jac(out[i], acc)
 
 
-def _fixed_base_kernel(table, digits, out) -> None:
-    """Compatibility entry for cuzk.groth16.setup; use `Curve.generator_mul` instead."""
-    parallel_for(_fixed_base_range, len(out), table, digits, out)
-
-
 # ---------------------------------------------------------------- array-level API
 IntPoint = tuple  # (x, y): ints for G1, (c0, c1) pairs for G2
 

@@ -12,7 +12,6 @@ CuPy is imported lazily: this module imports on machines without a GPU.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from typing import Any
 

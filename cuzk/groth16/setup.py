@@ -15,9 +15,8 @@ import time
 import numpy as np
 
 from cuzk import _limbs as L
-from cuzk import curves
 from cuzk.backend.ntt_cpu import intt
-from cuzk.curves import G1, G2, Curve
+from cuzk.curves import G1, G2
 from cuzk.errors import SetupError
 from cuzk.fields import Fr
 from cuzk.groth16.circuit import Circuit, as_circuit, transpose
@@ -65,9 +64,9 @@ def generate_parameters(r1cs, tau: int, alpha: int, beta: int, gamma: int, delta
         raise SetupError("tau hit a root of a QAP polynomial (probability ~n/r): run setup again")
 
     g1_scalars = [h, ic, l, u[a_dense], v[b_dense], Fr.from_ints([alpha, beta, delta])]
-    g1 = _split(fixed_base_mul(G1, np.concatenate(g1_scalars)), [len(s) for s in g1_scalars])
+    g1 = _split(G1.generator_mul(np.concatenate(g1_scalars)), [len(s) for s in g1_scalars])
     g2_scalars = [v[b_dense], Fr.from_ints([beta, gamma, delta])]
-    g2 = _split(fixed_base_mul(G2, np.concatenate(g2_scalars)), [len(s) for s in g2_scalars])
+    g2 = _split(G2.generator_mul(np.concatenate(g2_scalars)), [len(s) for s in g2_scalars])
     h_pts, ic_pts, l_pts, a_pts, b1_pts, (alpha_g1, beta_g1, delta_g1) = g1
     b2_pts, (beta_g2, gamma_g2, delta_g2) = g2
 
@@ -75,21 +74,6 @@ def generate_parameters(r1cs, tau: int, alpha: int, beta: int, gamma: int, delta
     log.info("setup: %d constraints, %d inputs, %d aux, domain %d in %.2f s", circuit.num_constraints,
              k, circuit.num_aux, n, time.perf_counter() - start)
     return Parameters(vk, h_pts, l_pts, a_pts, b1_pts, b2_pts)
-
-
-def fixed_base_mul(curve: Curve, scalars: np.ndarray) -> np.ndarray:
-    """[k_i] G for the curve's generator G and (n, 4) Fr Montgomery scalars: affine (n, 2, *coord).
-
-    Uses the curve's table of [j 256^w] G (32 windows of 256 points): at most 32 mixed additions per
-    scalar, no doublings.
-    """
-    plain = np.empty_like(Fr.check(scalars))
-    L.fr_from_mont_arr(np.ascontiguousarray(scalars), plain)
-    digits = plain.astype("<u8").view(np.uint8).reshape(len(plain), 32)
-    out = np.empty((len(plain), *curve.jacobian_shape), dtype=np.uint64)
-    if len(plain):
-        curves._fixed_base_kernel(curve._fixed_base_table(), digits, out)
-    return curve.to_affine(out)
 
 
 def _check_constrained(circuit: Circuit) -> None:
