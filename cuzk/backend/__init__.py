@@ -5,6 +5,7 @@ all uint64 Montgomery limbs, the identity stored as zeros. MSMs return one affin
 """
 from __future__ import annotations
 
+import functools
 from typing import Protocol
 
 import numpy as np
@@ -33,8 +34,16 @@ def get_backend(name: str = "auto") -> Backend:
         from cuzk.backend import cuda
 
         if cuda.cuda_available():
-            return cuda.CudaBackend()
+            return _cuda_backend()
         if name == "cuda":
             raise BackendUnavailableError("the cuda backend needs cupy and a CUDA GPU; neither was found")
         return get_backend("cpu")
     raise InputError(f"unknown backend {name!r}: choose cpu, cuda or auto")
+
+
+@functools.cache
+def _cuda_backend() -> Backend:
+    """One CUDA backend per process, so bases it keeps on the GPU are shared by every caller."""
+    from cuzk.backend.cuda import CudaBackend
+
+    return CudaBackend()

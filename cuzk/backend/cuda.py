@@ -1,4 +1,5 @@
-"""CUDA backend: Pippenger multi-scalar multiplication in G1 and G2 on the GPU.
+"""CUDA backend: Pippenger multi-scalar multiplication in G1 and G2 on the GPU, and the NTTs of
+cuzk.backend.ntt_cuda.
 
 Kernels live in kernels/ (msm.cuh, msm_g1.cu, msm_g2.cu) and are loaded once per process through
 CuPy. One MSM: signed c-bit digits of every scalar -> counting sort of (bucket, point) pairs ->
@@ -12,12 +13,15 @@ CuPy is imported lazily: this module imports on machines without a GPU.
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from . import _cuda_module
+from cuzk.errors import BackendUnavailableError, InputError
+
+from . import _cuda_module, ntt_cuda
 
 __all__ = ["CudaBackend", "PreparedBases", "CudaUnavailableError", "MsmInputError", "cuda_available"]
 
@@ -33,11 +37,11 @@ _THREADS = 256
 _STAGE_BYTES = 16 << 20  # host scalars above this size go through two pinned staging buffers
 
 
-class CudaUnavailableError(RuntimeError):
+class CudaUnavailableError(BackendUnavailableError):
     """cupy or a CUDA GPU is missing."""
 
 
-class MsmInputError(ValueError):
+class MsmInputError(InputError):
     """Bases or scalars of the wrong shape, dtype or length."""
 
 
@@ -135,6 +139,21 @@ class CudaBackend:
         self.table_budget_bytes = table_budget_bytes
         self._stage: list[np.ndarray] | None = None  # pinned staging buffers, made at first use
         self._stream = None
+        # numpy bases seen before stay on the GPU (with precomputed multiples) while the array lives
+        self._resident: dict[int, tuple[weakref.ref, PreparedBases]] = {}
+
+    # ---- NTT over Fr (numpy in and out, or cupy arrays that stay on the device) -----------------
+    def ntt(self, values):
+        return ntt_cuda.ntt(values)
+
+    def intt(self, values):
+        return ntt_cuda.intt(values)
+
+    def coset_ntt(self, values):
+        return ntt_cuda.coset_ntt(values)
+
+    def coset_intt(self, values):
+        return ntt_cuda.coset_intt(values)
 
     # ---- bases ---------------------------------------------------------------------------------
     def prepare_bases_g1(self, bases: np.ndarray, precompute: bool = True) -> PreparedBases:
@@ -205,10 +224,20 @@ class CudaBackend:
         if not isinstance(bases, PreparedBases):
             if n == 0:
                 return np.zeros(_SHAPE[group], dtype=np.uint64)
-            n_eff = n if idx is None else max(int(idx.size), 1)
-            prepared = self._prepare(bases, group, precompute=False, c=choose_window(n_eff, False)[0])
+            prepared = self._resident_bases(bases, group)
         out = self._pippenger(prepared, sc, idx, ones)
         return cp.asnumpy(out).view(np.uint64).reshape(_SHAPE[group])
+
+    def _resident_bases(self, bases: np.ndarray, group: str) -> PreparedBases:
+        """Prepared bases for a numpy array: built at its first MSM, reused while the array lives
+        (a prover's parameter vectors are the same arrays proof after proof)."""
+        key = id(bases)
+        entry = self._resident.get(key)
+        if entry is not None and entry[0]() is bases and entry[1].group == group:
+            return entry[1]
+        prepared = self._prepare(bases, group, precompute=True)
+        self._resident[key] = (weakref.ref(bases, lambda _ref, k=key: self._resident.pop(k, None)), prepared)
+        return prepared
 
     def _scalars_device(self, scalars, n: int):
         """Scalars as a contiguous cupy (n, 8) u32 array (copied only when they are on the host)."""

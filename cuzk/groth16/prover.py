@@ -69,17 +69,20 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     with stage("ntt"):
         h = _quotient(backend, a, b, c)
     inputs, aux = w[:k], w[k:]
+    # witness scalars are mostly 0 and 1: a backend that can skip them gets them that way
+    sparse_g1 = getattr(backend, "msm_g1_sparse", backend.msm_g1)
+    sparse_g2 = getattr(backend, "msm_g2_sparse", backend.msm_g2)
     with stage("msm_h"):
         h_sum = _msm(backend.msm_g1, G1, bases["h"], h)
     with stage("msm_l"):
-        l_sum = _msm(backend.msm_g1, G1, bases["l"], aux)
+        l_sum = _msm(sparse_g1, G1, bases["l"], aux)
     with stage("msm_a"):
-        a_sum = _msm(backend.msm_g1, G1, bases["a"], np.concatenate([inputs, aux[circuit.a_aux_density]]))
+        a_sum = _msm(sparse_g1, G1, bases["a"], np.concatenate([inputs, aux[circuit.a_aux_density]]))
     b_scalars = np.concatenate([inputs[circuit.b_input_density], aux[circuit.b_aux_density]])
     with stage("msm_b_g1"):
-        b1_sum = _msm(backend.msm_g1, G1, bases["b_g1"], b_scalars)
+        b1_sum = _msm(sparse_g1, G1, bases["b_g1"], b_scalars)
     with stage("msm_b_g2"):
-        b2_sum = _msm(backend.msm_g2, G2, bases["b_g2"], b_scalars)
+        b2_sum = _msm(sparse_g2, G2, bases["b_g2"], b_scalars)
     with stage("assemble"):
         points = _assemble(params.vk, h_sum, l_sum, a_sum, b1_sum, b2_sum, random_scalar(rng),
                            random_scalar(rng))
