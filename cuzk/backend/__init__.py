@@ -23,6 +23,15 @@ class Backend(Protocol):
     def coset_ntt(self, values: np.ndarray) -> np.ndarray: ...
     def coset_intt(self, values: np.ndarray) -> np.ndarray: ...
 
+    def quotient(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """Groth16's H = (A B - C) / Z, coefficients 0 .. n-2, from evaluations over the domain.
+
+        A, B, C interpolate a, b, c over the domain <w> (inverse NTT). On the coset g<w> they are
+        evaluated by a coset NTT and Z(g w^j) = g^n - 1 is one non-zero constant, so the division
+        is pointwise; an inverse coset NTT returns H's coefficients (deg H <= n - 2).
+        """
+        ...
+
 
 def get_backend(name: str = "auto") -> Backend:
     """The backend called `name`: "cpu", "cuda", or "auto" (CUDA when a GPU is usable, else CPU)."""

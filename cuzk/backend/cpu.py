@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from cuzk import _limbs as L
 from cuzk.backend import msm_cpu, ntt_cpu
+from cuzk.fields import Fr
 
 
 class CpuBackend:
@@ -26,3 +28,10 @@ class CpuBackend:
 
     def coset_intt(self, values: np.ndarray) -> np.ndarray:
         return ntt_cpu.coset_intt(values)
+
+    def quotient(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+        n, r = len(a), L.FR_MODULUS
+        a, b, c = (ntt_cpu.coset_ntt(ntt_cpu.intt(x)) for x in (a, b, c))
+        z_inv = Fr.from_ints([pow(pow(ntt_cpu.MULTIPLICATIVE_GENERATOR, n, r) - 1, -1, r)])[0]
+        h = ntt_cpu.coset_intt(Fr.mul(Fr.sub(Fr.mul(a, b), c), z_inv))
+        return np.ascontiguousarray(h[: n - 1])

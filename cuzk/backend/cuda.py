@@ -155,6 +155,9 @@ class CudaBackend:
     def coset_intt(self, values):
         return ntt_cuda.coset_intt(values)
 
+    def quotient(self, a, b, c):
+        return ntt_cuda.quotient(a, b, c)
+
     # ---- bases ---------------------------------------------------------------------------------
     def prepare_bases_g1(self, bases: np.ndarray, precompute: bool = True) -> PreparedBases:
         return self._prepare(bases, "g1", precompute)

@@ -236,3 +236,16 @@ def coset_ntt(a, shift: int | None = None, check: bool = True):
 def coset_intt(a, shift: int | None = None, check: bool = True):
     """Inverse of coset_ntt: out[i] = shift^-i intt(a)[i]."""
     return _transform(a, "coset_intt", shift, check)
+
+
+def quotient(a, b, c):
+    """Coefficients 0 .. n-2 of Groth16's H = (A B - C) / Z from the evaluations a, b, c of A, B, C
+    over the domain (see cuzk.backend.Backend.quotient); every step stays on the GPU."""
+    cp = _cupy()
+    on_host = isinstance(a, np.ndarray)
+    n = a.shape[0]
+    coset = [coset_ntt(intt(cp.asarray(x)), check=False) for x in (a, b, c)]
+    z_inv = cp.asarray(_mont_limbs([pow(pow(MULTIPLICATIVE_GENERATOR, n, R_MOD) - 1, -1, R_MOD)]))
+    _launch1d("fr_quotient", n, (*coset, z_inv, coset[0], np.uint64(n)))
+    h = coset_intt(coset[0], check=False)[: n - 1]
+    return h.get() if on_host else h

@@ -19,7 +19,6 @@ import numpy as np
 
 from cuzk import _limbs as L
 from cuzk.backend import Backend, get_backend
-from cuzk.backend.ntt_cpu import MULTIPLICATIVE_GENERATOR
 from cuzk.curves import G1, G2, Curve
 from cuzk.errors import InputError, ParameterMismatchError
 from cuzk.fields import Fr
@@ -67,7 +66,7 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     with stage("evaluate"):
         a, b, c = _evaluations(circuit, w)
     with stage("ntt"):
-        h = _quotient(backend, a, b, c)
+        h = backend.quotient(a, b, c)
     inputs, aux = w[:k], w[k:]
     # witness scalars are mostly 0 and 1: a backend that can skip them gets them that way
     sparse_g1 = getattr(backend, "msm_g1_sparse", backend.msm_g1)
@@ -126,20 +125,6 @@ def _evaluations(circuit: Circuit, w: np.ndarray) -> tuple[np.ndarray, np.ndarra
         out.append(v)
     out[0][m:m + k] = w[:k]
     return out[0], out[1], out[2]
-
-
-def _quotient(backend: Backend, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Coefficients 0 .. n-2 of H = (A B - C) / Z for Z = X^n - 1.
-
-    A, B, C interpolate a, b, c over the domain <w> (inverse NTT). On the coset g<w> they are
-    evaluated by a coset NTT and Z(g w^j) = g^n - 1 is one non-zero constant, so the division is
-    pointwise; an inverse coset NTT returns H's coefficients (deg H <= n - 2).
-    """
-    n = len(a)
-    a, b, c = (backend.coset_ntt(backend.intt(x)) for x in (a, b, c))
-    z_inv = Fr.from_ints([pow(pow(MULTIPLICATIVE_GENERATOR, n, R) - 1, -1, R)])[0]
-    h = backend.coset_intt(Fr.mul(Fr.sub(Fr.mul(a, b), c), z_inv))
-    return np.ascontiguousarray(h[: n - 1])
 
 
 def _msm(fn, curve: Curve, bases: np.ndarray, scalars: np.ndarray) -> np.ndarray:
