@@ -121,12 +121,59 @@ def run_case(be, group, logn, sparse, reps, rng, rows, log):
     pool.free_all_blocks()
 
 
+def profile_case(be, group, logn, variants, reps, rng, log):
+    """Per-kernel GPU time of one MSM for several (c, multiples[, L0]) choices; prints one line each."""
+    n = 1 << logn
+    bases, k2 = make_inputs(group, n, rng)
+    flat = bases.view(np.uint64).reshape((n, *cb._SHAPE[group]))
+    scal = cp.asarray(_ref.random_mont_scalars(rng, n))
+    want = expected(group, scal.view(cp.uint32), k2)
+    orig, l0_range = cb._launch, (cb._L0_MIN, cb._L0_MAX)
+    for c, m, *l0 in variants:
+        cb._L0_MIN, cb._L0_MAX = (l0[0], l0[0]) if l0 else l0_range
+        pb = be._prepare(flat, group, True, c=c, m=m)
+        ok = bool(np.array_equal(cb.to_numpy_points(group, be.msm_device(pb, scal))[0], want))
+        recs: list = []
+
+        def timed(g, name, cnt, *args, threads=cb._THREADS):
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            a.record()
+            orig(g, name, cnt, *args, threads=threads)
+            b.record()
+            recs.append((name, cnt, a, b))
+
+        totals = time_ms(lambda: be.msm_device(pb, scal), reps)  # plain runs
+        cb._launch = timed
+        try:
+            recs.clear()
+            be.msm_device(pb, scal)
+            cp.cuda.Device().synchronize()
+        finally:
+            cb._launch = orig
+        parts: dict = {}
+        for name, cnt, a, b in recs:
+            key = name.replace(f"_{group}", "")
+            if key == "accum_xyzz" or key == "accum_affine":
+                key = f"{key}[{cnt}]"
+            parts[key] = parts.get(key, 0.0) + cp.cuda.get_elapsed_time(a, b)
+        med = statistics.median(totals)
+        row = dict(profile=f"msm_{group}", logn=logn, c=c, multiples=m, l0=l0[0] if l0 else None, ok=ok, ms=round(med, 2),
+                   parts={k: round(v, 3) for k, v in parts.items()},
+                   glue=round(med - sum(parts.values()), 2))
+        print(json.dumps(row), flush=True)
+        log.write(json.dumps(row) + "\n")
+        del pb
+        cp.get_default_memory_pool().free_all_blocks()
+    cb._L0_MIN, cb._L0_MAX = l0_range
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--quick", action="store_true", help="small sizes only")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--cases", default="g1:20,g1:22,g1:24,g2:20,g2:22,g1s:22")
+    ap.add_argument("--profile", default="", help="g2:20=20/13+16/16/32,... per-kernel times for c/M[/L0] choices")
     args = ap.parse_args()
     rng = np.random.default_rng(int.from_bytes(os.urandom(8), "little"))
     dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
@@ -138,10 +185,15 @@ def main() -> None:
           flush=True)
     be = cb.CudaBackend()
     rows: list[dict] = []
-    cases = [c.split(":") for c in args.cases.split(",")]
+    cases = [c.split(":") for c in args.cases.split(",") if c]
     if args.quick:
         cases = [(g, str(min(int(e), 16))) for g, e in cases]
     with open(os.path.join(args.out, "msm_log.jsonl"), "a") as log:
+        for spec in filter(None, args.profile.split(",")):
+            ge, vs = spec.split("=")
+            g, e = ge.split(":")
+            variants = [tuple(map(int, v.split("/"))) for v in vs.split("+")]
+            profile_case(be, g, int(e), variants, args.reps, rng, log)
         for g, e in cases:
             run_case(be, g.rstrip("s"), int(e), g.endswith("s"), args.reps, rng, rows, log)
     date = datetime.date.today().isoformat()
