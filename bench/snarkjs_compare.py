@@ -16,6 +16,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -94,8 +95,6 @@ class Snarkjs:
 
 
 def run(args) -> None:
-    import tempfile
-
     if args.workdir:
         work = Path(args.workdir)
         work.mkdir(parents=True, exist_ok=True)

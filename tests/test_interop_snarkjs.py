@@ -13,7 +13,7 @@ import pytest
 from cuzk import _limbs as L
 from cuzk.curves import G1, G2
 from cuzk.fields import Fr
-from cuzk.groth16 import Proof, as_circuit, verify
+from cuzk.groth16 import Proof, as_circuit, prove, setup, verify
 from cuzk.groth16.synthetic import synthetic_circuit
 from cuzk.interop import snarkjs as sj
 from cuzk.interop.snarkjs import SnarkjsFormatError
@@ -77,6 +77,16 @@ def test_verifier_accepts_snarkjs_proof_from_our_zkey():
     assert not verify(vk, public[::-1], proof)
     other = sj.read_proof_json(DATA / "snarkjs_proof.json")  # valid, but under another key
     assert not verify(vk, public, other)
+
+
+def test_imported_r1cs_and_wtns_prove_with_cuzk():
+    """A circom-format circuit and witness read back drive cuzk's own setup / prove / verify."""
+    circuit = sj.read_r1cs(DATA / "circuit.r1cs")
+    witness = sj.read_wtns(DATA / "circuit.wtns")
+    rng = np.random.default_rng()
+    params = setup(circuit, rng)
+    proof = prove(params, circuit, witness, rng=rng)
+    assert verify(params.vk, sj.read_public_json(DATA / "public.json"), proof)
 
 
 def test_read_zkey_of_snarkjs_matches_its_vk_json():
