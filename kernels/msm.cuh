@@ -9,18 +9,21 @@
 
 #define NEG_BIT 0x80000000u  // sign flag in a sorted (point index | sign) value
 
-// Item t covers entries [starts[key] + j*L, ...) of its key's range, j = t - item_off[key].
-// Without item_key (nullptr) item t is key t with its whole range.
-__device__ __forceinline__ void item_range(int t, const u32* starts, const u32* counts, const u32* item_key,
-                                           const u32* item_off, int L, u32& beg, u32& end) {
+// Item t covers entries [starts[key] + j*L, ...) of key = item_key[t], j = item_j[t], and writes
+// its partial sum to row item_off[key] + j (a key's partial sums stay contiguous whatever order
+// the items run in; the host runs them longest first, so a warp's threads do equal work).
+// Without item_key (nullptr) item t is key t with its whole range, written to row t.
+__device__ __forceinline__ u32 item_range(int t, const u32* starts, const u32* counts, const u32* item_key,
+                                          const u32* item_j, const u32* item_off, int L, u32& beg, u32& end) {
   if (item_key) {
-    const u32 key = item_key[t], j = t - item_off[key];
+    const u32 key = item_key[t], j = item_j[t];
     beg = starts[key] + j * L;
     end = min(beg + L, starts[key] + counts[key]);
-  } else {
-    beg = starts[t];
-    end = beg + counts[t];
+    return item_off[key] + j;
   }
+  beg = starts[t];
+  end = beg + counts[t];
+  return t;
 }
 
 template <class F>
@@ -32,11 +35,12 @@ __device__ __forceinline__ Affine<F> fetch_signed(const u32* table, u32 v) {
 
 template <class F>
 __device__ __forceinline__ void accum_affine(const u32* table, const u32* sorted, const u32* starts, const u32* counts,
-                                             const u32* item_key, const u32* item_off, int L, int nitems, u32* out) {
+                                             const u32* item_key, const u32* item_j, const u32* item_off, int L,
+                                             int nitems, u32* out) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nitems) return;
   u32 beg, end;
-  item_range(t, starts, counts, item_key, item_off, L, beg, end);
+  const u32 row = item_range(t, starts, counts, item_key, item_j, item_off, L, beg, end);
   Xyzz<F> acc; set_inf(acc);
   if constexpr (sizeof(F) > 48) {  // G2: no prefetch, to save 48 registers
     for (u32 e = beg; e < end; e++) xyzz_add_affine_inline(acc, fetch_signed<F>(table, sorted[e]));
@@ -48,19 +52,19 @@ __device__ __forceinline__ void accum_affine(const u32* table, const u32* sorted
       xyzz_add_affine_inline(acc, cur);
     }
   }
-  store_xyzz(out + (size_t)t * (4 * Words<F>::n), acc);
+  store_xyzz(out + (size_t)row * (4 * Words<F>::n), acc);
 }
 
 template <class F>
 __device__ __forceinline__ void accum_xyzz(const u32* src, const u32* starts, const u32* counts, const u32* item_key,
-                                           const u32* item_off, int L, int nitems, u32* out) {
+                                           const u32* item_j, const u32* item_off, int L, int nitems, u32* out) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= nitems) return;
   u32 beg, end;
-  item_range(t, starts, counts, item_key, item_off, L, beg, end);
+  const u32 row = item_range(t, starts, counts, item_key, item_j, item_off, L, beg, end);
   Xyzz<F> acc; set_inf(acc);
   for (u32 e = beg; e < end; e++) xyzz_add(acc, load_xyzz<F>(src + (size_t)e * (4 * Words<F>::n)));
-  store_xyzz(out + (size_t)t * (4 * Words<F>::n), acc);
+  store_xyzz(out + (size_t)row * (4 * Words<F>::n), acc);
 }
 
 // Thread t sums chunk ch = t % nch of bucket set t / nch: sum over its buckets j (multiplier j+1)
@@ -155,13 +159,13 @@ __device__ __forceinline__ void add_pairs(const u32* a, const u32* b, int n, u32
 #define INSTANTIATE(G, F)                                                                                      \
   extern "C" __global__ void __launch_bounds__(256) accum_affine_##G(                                          \
       const u32* table, const u32* sorted, const u32* starts, const u32* counts, const u32* item_key,            \
-      const u32* item_off, int L, int nitems, u32* out) {                                                      \
-    accum_affine<F>(table, sorted, starts, counts, item_key, item_off, L, nitems, out);                        \
+      const u32* item_j, const u32* item_off, int L, int nitems, u32* out) {                                   \
+    accum_affine<F>(table, sorted, starts, counts, item_key, item_j, item_off, L, nitems, out);                \
   }                                                                                                            \
   extern "C" __global__ void __launch_bounds__(256) accum_xyzz_##G(                                            \
-      const u32* src, const u32* starts, const u32* counts, const u32* item_key, const u32* item_off, int L,    \
-      int nitems, u32* out) {                                                                                  \
-    accum_xyzz<F>(src, starts, counts, item_key, item_off, L, nitems, out);                                    \
+      const u32* src, const u32* starts, const u32* counts, const u32* item_key, const u32* item_j,             \
+      const u32* item_off, int L, int nitems, u32* out) {                                                      \
+    accum_xyzz<F>(src, starts, counts, item_key, item_j, item_off, L, nitems, out);                            \
   }                                                                                                            \
   extern "C" __global__ void __launch_bounds__(256) bucket_reduce_##G(const u32* buckets, int S, int B,        \
                                                                       int chunk, u32* out) {                   \

@@ -30,9 +30,15 @@ _WORDS = {"g1": 2 * _FQ_WORDS, "g2": 4 * _FQ_WORDS}  # u32 words per affine poin
 _SHAPE = {"g1": (2, 6), "g2": (2, 2, 6)}
 _MODULE = {"g1": "msm_g1.cu", "g2": "msm_g2.cu"}
 _MAX_MULTIPLES = 16  # PRE_MAX in kernels/msm.cuh
-_L0 = 32  # points per item when summing buckets
+_L0_MIN, _L0_MAX = 32, 256  # points per item when summing buckets, sized for about _ITEMS items
+_ITEMS = 1 << 18  # ~8 waves of one 256-thread block per SM on 132 SMs
 _L1 = 16  # partial sums per item in later passes
 _DENSE_MAX = 32  # at most this many partial sums per bucket: one thread per bucket
+_FEW_KEYS = 1 << 12  # fewer keys than this: latency-bound, partial sums reduced with fan-in _L_FEW
+_L_FEW = 4
+# Reducing one bucket (partial sums + running sums) costs about this many mixed additions (fit to
+# the H200 profiles of 2026-11-30, bench/MSM_NOTES.md: G2's full XYZZ add goes through local memory).
+_BUCKET_COST = {"g1": 10, "g2": 14}
 _THREADS = 256
 _STAGE_BYTES = 16 << 20  # host scalars above this size go through two pinned staging buffers
 
@@ -81,14 +87,16 @@ def windows(c: int) -> int:
     return -(-256 // c)
 
 
-def choose_window(n: int, multiples_allowed: bool) -> tuple[int, int]:
+def choose_window(n: int, multiples_allowed: bool, group: str = "g1") -> tuple[int, int]:
     """(c, M): window bits and table multiples minimising madds + bucket-reduction work."""
     best = None
     for c in range(4, 24):
         w = windows(c)
+        if 2 * (256 - c * (w - 1)) < c:
+            continue  # a top window of under c/2 bits crowds ~n entries into a few buckets (G1 2^20: c=18 +17%)
         m = min(w, _MAX_MULTIPLES) if multiples_allowed else 1
         sets = -(-w // m)
-        cost = w * n + 3 * sets * (1 << (c - 1))
+        cost = w * n + _BUCKET_COST[group] * sets * (1 << (c - 1))
         if best is None or cost < best[0]:
             best = (cost, c, m)
     return best[1], best[2]
@@ -165,7 +173,8 @@ class CudaBackend:
     def prepare_bases_g2(self, bases: np.ndarray, precompute: bool = True) -> PreparedBases:
         return self._prepare(bases, "g2", precompute)
 
-    def _prepare(self, bases, group: str, precompute: bool, c: int | None = None) -> PreparedBases:
+    def _prepare(self, bases, group: str, precompute: bool, c: int | None = None, m: int = 1) -> PreparedBases:
+        """Table of bases; c (window bits) and m (multiples, <= 16) are chosen by the cost model unless c is given."""
         cp = _cupy()
         _check_bases(bases, group)
         n = int(bases.shape[0])
@@ -173,11 +182,9 @@ class CudaBackend:
             raise MsmInputError("no bases")
         words = _WORDS[group]
         if c is None:
-            c, m = choose_window(n, precompute)
+            c, m = choose_window(n, precompute, group)
             while m > 1 and m * n * words * 4 > self.table_budget_bytes:
                 m -= 1
-        else:
-            m = 1
         if m * n >= 1 << 31:
             raise MsmInputError(f"too many bases for the table: {n} x {m}")
         flat = cp.ascontiguousarray(cp.asarray(bases).view(cp.uint32).reshape(n, words))
@@ -311,7 +318,8 @@ class CudaBackend:
             cursor[0] += nones
         _launch("g1", "scalar_pass", ns, np.int32(1), *args, cursor, sorted_)
 
-        part, st, cnt = self._itemized(g, f"accum_affine_{g}", pb.table, sorted_, starts, counts, _L0, xw)
+        l0 = min(_L0_MAX, max(_L0_MIN, (w * ns + nones) // _ITEMS))
+        part, st, cnt = self._itemized(g, f"accum_affine_{g}", pb.table, sorted_, starts, counts, l0, xw)
         buckets = self._reduce_segments(g, part, st, cnt, nkeys, xw)
 
         chunk = max(4, (nkeys + 65535) // 65536)
@@ -319,35 +327,66 @@ class CudaBackend:
         red = cp.empty((sets * nch, xw), dtype=cp.uint32)
         _launch(g, f"bucket_reduce_{g}", sets * nch, buckets, np.int32(sets), np.int32(half), np.int32(chunk), red,
                 threads=128)
-        st = cp.arange(sets, dtype=cp.uint32) * nch
-        cnt = cp.full(sets, nch, dtype=cp.uint32)
-        sums = self._reduce_segments(g, red, st, cnt, sets, xw)
+        sums = self._reduce_uniform(g, red, sets, nch, xw)
         out = cp.empty(_WORDS[g], dtype=cp.uint32)
         _kernel(g, f"horner_affine_{g}")((1,), (1,), (sums, np.int32(sets), np.int32(c * m), out))
         return out
 
     @staticmethod
     def _itemized(g, kernel, src, sorted_, starts, counts, L, xw):
-        """Split each key's range into items of <= L entries and sum each item (one thread each)."""
+        """Split each key's range into items of <= L entries and sum each item (one thread each).
+
+        Items run longest first (so a warp's threads sum equally many entries); item j of key k
+        writes row ioff[k] + j, so each key's partial sums stay contiguous."""
         cp = _cupy()
         nit = (counts + (L - 1)) // L
         incl = cp.cumsum(nit, dtype=cp.uint32)
         ioff = incl - nit
         nitems = int(incl[-1])
-        item_key = cp.searchsorted(incl, cp.arange(nitems, dtype=cp.uint32), side="right").astype(cp.uint32)
         out = cp.empty((max(nitems, 1), xw), dtype=cp.uint32)
-        head = (src, sorted_) if sorted_ is not None else (src,)
-        _launch(g, kernel, nitems, *head, starts, counts, item_key, ioff, np.int32(L), np.int32(nitems), out)
+        if nitems:
+            t = cp.arange(nitems, dtype=cp.uint32)
+            item_key = cp.searchsorted(incl, t, side="right").astype(cp.uint32)
+            item_j = t - ioff[item_key]
+            short = L - cp.minimum(counts[item_key] - item_j * L, L)  # L minus the item's length
+            order = cp.argsort(short)
+            head = (src, sorted_) if sorted_ is not None else (src,)
+            _launch(g, kernel, nitems, *head, starts, counts, item_key[order], item_j[order], ioff, np.int32(L),
+                    np.int32(nitems), out)
         return out, ioff, nit
 
-    def _reduce_segments(self, g, part, st, cnt, nkeys, xw):
-        """Sum each key's partial sums part[st[k] : st[k] + cnt[k]] into one XYZZ point per key."""
+    @staticmethod
+    def _reduce_uniform(g, part, nkeys, per, xw):
+        """Sum rows [k*per, (k+1)*per) of part for each key k (fan-in _L_FEW; shapes known here, so
+        no host syncs: these passes are short and latency-bound)."""
         cp = _cupy()
-        while int(cnt.max()) > _DENSE_MAX:
-            part, st, cnt = self._itemized(g, f"accum_xyzz_{g}", part, None, st, cnt, _L1, xw)
+        while per > _L_FEW:
+            nit = -(-per // _L_FEW)
+            t = cp.arange(nkeys * nit, dtype=cp.uint32)
+            key = t // nit
+            out = cp.empty((nkeys * nit, xw), dtype=cp.uint32)
+            _launch(g, f"accum_xyzz_{g}", nkeys * nit, part, cp.arange(nkeys, dtype=cp.uint32) * per,
+                    cp.full(nkeys, per, dtype=cp.uint32), key, t - key * nit,
+                    cp.arange(nkeys, dtype=cp.uint32) * nit, np.int32(_L_FEW), np.int32(nkeys * nit), out)
+            part, per = out, nit
         out = cp.empty((nkeys, xw), dtype=cp.uint32)
-        _launch(g, f"accum_xyzz_{g}", nkeys, part, st, cnt, np.uint64(0), np.uint64(0), np.int32(0),
+        _launch(g, f"accum_xyzz_{g}", nkeys, part, cp.arange(nkeys, dtype=cp.uint32) * per,
+                cp.full(nkeys, per, dtype=cp.uint32), np.uint64(0), np.uint64(0), np.uint64(0), np.int32(0),
                 np.int32(nkeys), out)
+        return out
+
+    def _reduce_segments(self, g, part, st, cnt, nkeys, xw):
+        """Sum each key's partial sums part[st[k] : st[k] + cnt[k]] into one XYZZ point per key.
+
+        Many keys: items of _L1 (throughput-bound). Few keys (the last levels): fan-in _L_FEW, since
+        there each level costs its serial additions per thread."""
+        cp = _cupy()
+        dense_max, fan_in = (_L_FEW, _L_FEW) if nkeys < _FEW_KEYS else (_DENSE_MAX, _L1)
+        while int(cnt.max()) > dense_max:
+            part, st, cnt = self._itemized(g, f"accum_xyzz_{g}", part, None, st, cnt, fan_in, xw)
+        out = cp.empty((nkeys, xw), dtype=cp.uint32)
+        _launch(g, f"accum_xyzz_{g}", nkeys, part, st, cnt, np.uint64(0), np.uint64(0), np.uint64(0),
+                np.int32(0), np.int32(nkeys), out)
         return out
 
 

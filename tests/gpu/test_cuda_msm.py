@@ -141,6 +141,18 @@ def test_msm_prepared_matches(backend, group, rng):
 
 
 @pytest.mark.parametrize("group", GROUPS)
+def test_msm_long_items_few_keys(backend, group, rng, monkeypatch):
+    """Items longer than 32 points (run longest first), a crowded top window (c = 9: 4 bits) and the
+    fan-in-4 passes over few keys (2 sets x 256 buckets) still give the exact sum."""
+    n = (1 << 13) + 7
+    ks = [int(k) for k in rng.integers(0, 2**63, size=n)]
+    prepared = backend._prepare(make_bases(group, ks), group, True, c=9, m=16)
+    monkeypatch.setattr(cb, "_L0_MIN", 48)
+    monkeypatch.setattr(cb, "_L0_MAX", 48)
+    check(backend, group, ks, _ref.random_mont_scalars(rng, n), bases=prepared)
+
+
+@pytest.mark.parametrize("group", GROUPS)
 def test_msm_special_inputs(backend, group, rng):
     n = 3000
     ks = [int(k) for k in rng.integers(1, 2**63, size=n)]
