@@ -24,13 +24,17 @@ import numba
 import numpy as np
 
 from bench.common import device_name, print_table, record
+from cuzk import _limbs as L
 from cuzk.backend import get_backend
 from cuzk.fields import Fr
 from cuzk.groth16 import as_circuit, prove, setup, verify
 from cuzk.groth16.synthetic import synthetic_circuit
 from cuzk.interop import snarkjs as sj
+from cuzk.r1cs import ConstraintSystem
 
-NUM_INPUTS = 2  # public inputs besides ONE, as bench/prove.py
+R = L.FR_MODULUS
+
+NUM_INPUTS = 2  # public inputs besides ONE in the synthetic circuit, as bench/prove.py
 
 _NODE_LOOP = """
 const snarkjs = require(process.argv[1]);
@@ -56,6 +60,9 @@ def add_parser(sub) -> None:
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-n", type=int, default=16, help="log2 of the domain (constraints + inputs)")
     p.add_argument("--repeat", type=int, default=3, help="timed proofs per prover (after a warm-up)")
+    p.add_argument("--circuit", default="synthetic", choices=["synthetic", "chain"],
+                   help="synthetic: bench/prove.py's PoRep-like circuit; chain: x_{i+1} = x_i^2 (one "
+                        "random wire per constraint, the shape of ANCHORS.md's snarkjs figure)")
     p.add_argument("--snarkjs-dir", default=os.environ.get("SNARKJS_DIR"),
                    help="directory holding node_modules/snarkjs (default $SNARKJS_DIR)")
     p.add_argument("--workdir", default=None, help="where the .r1cs/.wtns/.zkey go (default a temp dir)")
@@ -107,7 +114,10 @@ def run(args) -> None:
 def _run(args, work: Path) -> None:
     log_n, backend, snarkjs = args.log_n, get_backend("cpu"), Snarkjs(args.snarkjs_dir)
     rng = np.random.default_rng(log_n)
-    cs = synthetic_circuit((1 << log_n) - NUM_INPUTS - 1, NUM_INPUTS, rng)
+    if args.circuit == "chain":
+        cs = chain_circuit((1 << log_n) - 2, rng)
+    else:
+        cs = synthetic_circuit((1 << log_n) - NUM_INPUTS - 1, NUM_INPUTS, rng)
     circuit, witness = as_circuit(cs), cs.witness()
     public = witness[1:cs.num_inputs]
     r1cs, wtns, zkey = work / "circuit.r1cs", work / "circuit.wtns", work / "circuit.zkey"
@@ -148,7 +158,7 @@ def _run(args, work: Path) -> None:
 
     ours_s, cli_s = statistics.median(ours), statistics.median(cli)
     row = {"bench": "prove", "peer": "snarkjs", "snarkjs_version": snarkjs.version(), "backend": "cpu",
-           "device": device_name("cpu"), "threads": numba.get_num_threads(), "log_n": log_n,
+           "device": device_name("cpu"), "threads": numba.get_num_threads(), "circuit": args.circuit, "log_n": log_n,
            "constraints": cs.num_constraints, "aux": cs.num_aux, "repeat": args.repeat,
            "load_avg_start": round(load_start, 1), "load_avg_end": round(load_end, 1),
            "cuzk_ms": round(ours_s * 1e3, 1), "cuzk_runs_ms": [round(t * 1e3, 1) for t in ours],
@@ -159,13 +169,25 @@ def _run(args, work: Path) -> None:
         row.update(snarkjs_inproc_ms=round(inp_s * 1e3, 1),
                    snarkjs_inproc_runs_ms=[round(t * 1e3, 1) for t in in_process],
                    ratio_inproc=round(inp_s / ours_s, 3))
-    print(f"Groth16 prove, 2^{log_n} synthetic circuit, {row['device']}, median of {args.repeat} "
+    print(f"Groth16 prove, 2^{log_n} {args.circuit} circuit, {row['device']}, median of {args.repeat} "
           f"(load average {load_start:.1f} -> {load_end:.1f}; a shared machine: noisy)")
     print_table([row], [("cuzk_ms", "cuzk ms", ".0f"), ("snarkjs_cli_ms", "snarkjs CLI ms", ".0f"),
                         ("snarkjs_inproc_ms", "snarkjs in-process ms", ".0f"),
                         ("ratio_cli", "snarkjs/cuzk (CLI)", ".2f"),
                         ("ratio_inproc", "snarkjs/cuzk (in-process)", ".2f")])
     print("both proofs verified by cuzk's verifier; recorded in", record([row], "prove_snarkjs.jsonl"))
+
+
+def chain_circuit(num_constraints: int, rng: np.random.Generator) -> ConstraintSystem:
+    """x_0 public and random, x_{i+1} = x_i^2 for i < num_constraints (one aux wire per constraint)."""
+    xs = [int(Fr.to_ints(Fr.random(1, rng))[0])]
+    for _ in range(num_constraints):
+        xs.append(xs[-1] * xs[-1] % R)
+    cs = ConstraintSystem()
+    codes = np.concatenate([cs.alloc_input_many(Fr.from_ints(xs[:1])), cs.alloc_many(Fr.from_ints(xs[1:]))])
+    prev, nxt = codes[:-1, None], codes[1:, None]
+    cs.enforce_many((prev, [1]), (prev, [1]), (nxt, [1]), num_constraints)
+    return cs
 
 
 def main() -> None:

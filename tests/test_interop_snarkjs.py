@@ -12,6 +12,7 @@ import pytest
 
 from cuzk import _limbs as L
 from cuzk.curves import G1, G2
+from cuzk.errors import InputError
 from cuzk.fields import Fr
 from cuzk.groth16 import Proof, as_circuit, prove, setup, verify
 from cuzk.groth16.synthetic import synthetic_circuit
@@ -190,6 +191,8 @@ def test_bad_binary_files(tmp_path):
         sj.read_zkey(_patched(tmp_path, "circuit.zkey", h_at))
     with pytest.raises(SnarkjsFormatError, match="not a zkey"):
         sj.read_zkey(DATA / "circuit.r1cs")
+    with pytest.raises(InputError, match="toxic waste"):
+        sj.write_zkey(tmp_path / "z.zkey", fixture_circuit()[0], 0, 1, 2, 3, 4)
 
 
 def test_bad_json():

@@ -309,6 +309,8 @@ def write_zkey(path: str | os.PathLike, r1cs, tau: int, alpha: int, beta: int, g
     """Write the .zkey that snarkjs's `groth16 prove` takes, for the given toxic waste (non-zero Fr
     integers); returns its verifying key. No powers-of-tau file is involved: the key is computed from
     tau directly, and its contribution hash (for `zkey verify`) is left zero."""
+    if not all(isinstance(x, int) and 0 < x < R for x in (tau, alpha, beta, gamma, delta)):
+        raise InputError("toxic waste must be integers in [1, r)")
     c = as_circuit(r1cs)
     m, k, n_vars = c.num_constraints, c.num_inputs, c.a.shape[1]
     n = c.domain_size
