@@ -185,6 +185,8 @@ def test_bad_binary_files(tmp_path):
     truncated.write_bytes((DATA / "circuit.r1cs").read_bytes()[:-10])
     with pytest.raises(SnarkjsFormatError, match="past the end"):
         sj.read_r1cs(truncated)
+    with pytest.raises(SnarkjsFormatError, match="ends inside constraint 13"):  # header claims 14 rows
+        sj.read_r1cs(_patched(tmp_path, "circuit.r1cs", 84, (14).to_bytes(4, "little")))
     zkey = (DATA / "circuit.zkey").read_bytes()
     h_at = zkey.index(bytes(sj._read_bin(DATA / "circuit.zkey", b"zkey", 1)[9])[:96])
     with pytest.raises(SnarkjsFormatError, match="H point 0"):

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from cuzk import _limbs as L
 from cuzk.curves import G1, G2
@@ -209,12 +210,10 @@ def read_r1cs(path: str | os.PathLike) -> Circuit:
     if len(body) % 4:
         raise SnarkjsFormatError(f"{path}: constraint section is not a whole number of words")
     words = np.frombuffer(body, "<u4")
-    starts, counts, p = np.empty(3 * m, np.int64), np.empty(3 * m, np.int64), 0
-    for i in range(3 * m):  # the walk is sequential: each count says where the next one is
-        if p >= len(words):
-            raise SnarkjsFormatError(f"{path}: constraint section ends inside constraint {i // 3}")
-        starts[i], counts[i] = p + 1, words[p]
-        p += 1 + 9 * int(words[p])
+    starts, counts = np.empty(3 * m, np.int64), np.empty(3 * m, np.int64)
+    p = _walk_lcs(words, starts, counts)
+    if p < 0:
+        raise SnarkjsFormatError(f"{path}: constraint section ends inside constraint {(-p - 1) // 3}")
     if p != len(words):
         raise SnarkjsFormatError(f"{path}: constraint section is {len(words) - p} words too long")
     rank = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
@@ -229,6 +228,20 @@ def read_r1cs(path: str | os.PathLike) -> Circuit:
     mats = [_csr(rows[which == j], wires[which == j], ids[which == j], coeffs, (m, n_vars), path)
             for j in range(3)]
     return Circuit(*mats, 1 + n_out + n_pub)
+
+
+@njit(cache=True)
+def _walk_lcs(words, starts, counts):
+    """Fill the first term's word and the term count of every linear combination (a sequential walk:
+    each count says where the next one is); returns the words used, or -(lc + 1) if they run out."""
+    p = 0
+    for i in range(starts.shape[0]):
+        if p >= words.shape[0]:
+            return -(i + 1)
+        starts[i] = p + 1
+        counts[i] = words[p]
+        p += 1 + 9 * np.int64(words[p])
+    return p
 
 
 def _coefficient_table(plain: np.ndarray, path) -> tuple[np.ndarray, np.ndarray]:
