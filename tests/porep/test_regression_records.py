@@ -1,9 +1,7 @@
 """rust-fil-proofs' seal regression records (v16): replica_id, challenges, public inputs and proof
 decoding for every record. The official verifying keys are not shipped; when FIL_PROOFS_PARAMETER_CACHE
-holds them, see test_records_verify (skipped otherwise)."""
+holds them, see test_official_params.test_records_verify (skipped otherwise)."""
 import hashlib
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,12 +15,12 @@ from cuzk.porep.proofs import ApiFeature
 from cuzk.porep.public_inputs import graph_of, partition_public_inputs
 from cuzk.serialize import decode
 
-RECORDS = Path(__file__).parent.parent / "data" / "seal_regression_records-v16.json"
+from ._records import load_records
 
 
 @pytest.fixture(scope="module")
 def records():
-    return [json.loads(line) for line in RECORDS.read_text().splitlines() if line.strip()]
+    return load_records()
 
 
 def test_record_fields(records):
