@@ -1,13 +1,13 @@
-"""Command line of the benchmark harness: python -m bench {msm,ntt,porep,prove,r1cs,synth} ..."""
+"""Command line of the benchmark harness: python -m bench {msm,ntt,porep,prove,r1cs,snarkjs,synth} ..."""
 import argparse
 
-from bench import msm, ntt, porep, prove, r1cs_rate, synth
+from bench import msm, ntt, porep, prove, r1cs_rate, snarkjs_compare, synth
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     sub = parser.add_subparsers(dest="bench", required=True)
-    for module in (msm, ntt, porep, prove, r1cs_rate, synth):
+    for module in (msm, ntt, porep, prove, r1cs_rate, snarkjs_compare, synth):
         module.add_parser(sub)
     args = parser.parse_args()
     args.run(args)

@@ -6,7 +6,7 @@ import pytest
 
 from cuzk.backend.ntt_cuda import KERNEL_DIR, KERNEL_SOURCE
 
-ENTRY_POINTS = ("ntt_pass", "fr_powers", "fr_twiddles")
+ENTRY_POINTS = ("ntt_pass", "fr_powers", "fr_twiddles", "fr_quotient")
 
 
 def _nvrtc():
