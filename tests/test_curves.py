@@ -15,10 +15,6 @@ def curve(request):
     return request.param
 
 
-@pytest.fixture
-def rng():
-    return np.random.default_rng()
-
 
 def to_pe(c, pt):
     """py_ecc point from a (x, y) integer tuple (None: the identity)."""

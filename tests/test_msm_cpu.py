@@ -17,10 +17,6 @@ def case(request):
     return request.param
 
 
-@pytest.fixture
-def rng():
-    return np.random.default_rng()
-
 
 def naive(c, bases, scalars):
     """sum_i [k_i] P_i via per-point scalar multiplication and a pairwise (tree) sum."""

@@ -16,10 +16,6 @@ def curve(request):
     return request.param
 
 
-@pytest.fixture
-def rng():
-    return np.random.default_rng()
-
 
 def to_pe(c, pt):
     if pt is None:

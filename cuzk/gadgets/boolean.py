@@ -177,7 +177,7 @@ def _and_into(op: _Op, keys: np.ndarray, x: Bits, y: Bits) -> Bits:
     """Boolean::and of x and y, bit by bit (keys order the new rows and variables)."""
     xc, yc = x.is_const, y.is_const
     false = (xc & ~x.neg) | (yc & ~y.neg)
-    x_true, y_true = xc & x.neg, yc & y.neg
+    x_true = xc & x.neg  # a true constant y leaves x as the result: no case of its own
     var = np.where(x_true, y.var, x.var)
     neg = np.where(x_true, y.neg, x.neg)
     both = ~xc & ~yc & ~false

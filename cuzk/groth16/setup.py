@@ -49,15 +49,15 @@ def generate_parameters(r1cs, tau: int, alpha: int, beta: int, gamma: int, delta
     n, k = circuit.domain_size, circuit.num_inputs
     gamma_inv, delta_inv = pow(gamma, -1, R), pow(delta, -1, R)
 
-    powers = _powers(tau, n)
-    lagrange = intt(powers)
+    powers_of_tau = powers(tau, n)
+    lagrange = intt(powers_of_tau)
     u, v, w = (_at_tau(m, lagrange, circuit) for m in (circuit.a, circuit.b, circuit.c))
     u[:k] = Fr.add(u[:k], lagrange[circuit.num_constraints:circuit.rows])  # the input constraints
 
     ext = Fr.add(Fr.add(Fr.mul(u, _const(beta)), Fr.mul(v, _const(alpha))), w)
     ic = Fr.mul(ext[:k], _const(gamma_inv))
     l = Fr.mul(ext[k:], _const(delta_inv))
-    h = Fr.mul(powers[: n - 1], _const((pow(tau, n, R) - 1) * delta_inv % R))
+    h = Fr.mul(powers_of_tau[: n - 1], _const((pow(tau, n, R) - 1) * delta_inv % R))
     a_dense = np.concatenate([np.ones(k, bool), circuit.a_aux_density])
     b_dense = np.concatenate([circuit.b_input_density, circuit.b_aux_density])
     if _any_zero(u[a_dense]) or _any_zero(v[b_dense]) or _any_zero(l):
@@ -91,7 +91,7 @@ def _at_tau(m: CSR, lagrange: np.ndarray, circuit: Circuit) -> np.ndarray:
     return evaluate(transpose(m), np.ascontiguousarray(lagrange[: circuit.num_constraints]))
 
 
-def _powers(x: int, n: int) -> np.ndarray:
+def powers(x: int, n: int) -> np.ndarray:
     """(n, 4) Montgomery x^0 .. x^(n-1), by doubling blocks: p[k:2k] = p[0:k] x^k."""
     out = Fr.zeros(n)
     out[:1] = Fr.ones(1)

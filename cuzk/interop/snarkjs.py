@@ -38,7 +38,7 @@ from cuzk.fields import Fr
 from cuzk.groth16.circuit import Circuit, as_circuit, transpose
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof
-from cuzk.groth16.setup import random_scalar
+from cuzk.groth16.setup import powers, random_scalar
 from cuzk.r1cs import CSR, evaluate, fr_array
 
 R = L.FR_MODULUS
@@ -361,24 +361,12 @@ def write_zkey(path: str | os.PathLike, r1cs, tau: int, alpha: int, beta: int, g
 def _lagrange_at(tau: int, size: int, shift: int, omega: int, count: int) -> np.ndarray:
     """L_j(tau) for j < count, the Lagrange polynomials of the size-`size` domain through the points
     x_j = shift omega^j: L_j(tau) = (tau^size - 1) / size * x_j / (tau - x_j)."""
-    x = Fr.mul(_geometric(omega, count), _fr(shift))
+    x = Fr.mul(powers(omega, count), _fr(shift))
     diff = Fr.sub(np.broadcast_to(_fr(tau), x.shape), x)
     if not diff.any(axis=1).all():
         raise SetupError("tau hit a point of the evaluation domain: run setup again")
     scale = (pow(tau, size, R) - 1) * pow(size, -1, R) % R
     return Fr.mul(Fr.mul(x, Fr.batch_inv(diff)), _fr(scale))
-
-
-def _geometric(ratio: int, n: int) -> np.ndarray:
-    """(n, 4) Montgomery ratio^0 .. ratio^(n-1), by doubling blocks."""
-    out = Fr.zeros(n)
-    out[:1] = Fr.ones(1)
-    filled = 1
-    while filled < n:
-        step = min(filled, n - filled)
-        out[filled:filled + step] = Fr.mul(out[:step], _fr(pow(ratio, filled, R)))
-        filled += step
-    return out
 
 
 def _zkey_coefficients(c: Circuit) -> np.ndarray:
