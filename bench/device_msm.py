@@ -17,15 +17,14 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "gpu"))
-import _ref  # noqa: E402
+from cuzk.ec import reference  # noqa: E402
 
 import cupy as cp  # noqa: E402
 
-from cuzk.backend import cuda as cb  # noqa: E402
+from cuzk.backend.cuda import msm as cb  # noqa: E402
 
 SPPARK_MS = {("msm_g1", 20): 20, ("msm_g1", 22): 53, ("msm_g1", 24): 154, ("msm_g2", 20): 47, ("msm_g2", 22): 138}
-GEN = {"g1": _ref.G1, "g2": _ref.G2}
+GEN = {"g1": reference.G1, "g2": reference.G2}
 
 
 def fq_mul_rate(name: str, words: int, threads: int = 132 * 1024, iters: int = 2000) -> float:
@@ -47,7 +46,7 @@ def make_inputs(group: str, n: int, rng):
     k = rng.integers(0, 2**63, size=n, dtype=np.uint64)
     kk = cp.zeros((n, 8), dtype=cp.uint32)
     kk[:, :2] = cp.asarray(k.view(np.uint32).reshape(n, 2))
-    g = _ref.encode([GEN[group]], group == "g2")[0]
+    g = reference.encode([GEN[group]], group == "g2")[0]
     bases = cb.scalar_mul_points(group, g, kk, 64)
     return bases, kk[:, :2].copy()
 
@@ -56,10 +55,10 @@ def expected(group: str, scal_dev, k2) -> np.ndarray:
     n = scal_dev.shape[0]
     canon = cp.empty((n, 8), dtype=cp.uint32)
     cb._launch("g1", "fr_from_mont_vec", n, scal_dev, np.int32(n), canon)
-    total = _ref.dot_mod_r(canon, k2)
+    total = reference.dot_mod_r(canon, k2)
     if total == 0:
         return np.zeros(cb._SHAPE[group], np.uint64)
-    g = _ref.encode([GEN[group]], group == "g2")[0]
+    g = reference.encode([GEN[group]], group == "g2")[0]
     s = cp.asarray(np.array([[(total >> (32 * j)) & 0xFFFFFFFF for j in range(8)]], dtype=np.uint32))
     return cb.to_numpy_points(group, cb.scalar_mul_points(group, g, s, 256))[0]
 
@@ -91,11 +90,11 @@ def run_case(be, group, logn, sparse, reps, rng, rows, log):
     cp.cuda.Device().synchronize()
     t_prep = time.perf_counter() - t0
     del bases
-    scal = cp.asarray(_ref.random_mont_scalars(rng, n))
+    scal = cp.asarray(reference.random_mont_scalars(rng, n))
     if sparse:
         kind = cp.asarray(rng.random(n))
         scal[kind < 0.35] = 0
-        scal[(kind >= 0.35) & (kind < 0.7)] = cp.asarray(_ref.fr_to_mont_array([1])[0])
+        scal[(kind >= 0.35) & (kind < 0.7)] = cp.asarray(reference.fr_to_mont_array([1])[0])
     want = expected(group, scal.view(cp.uint32), k2)
     pool.free_all_blocks()
     base_used = pool.used_bytes()
@@ -126,7 +125,7 @@ def profile_case(be, group, logn, variants, reps, rng, log):
     n = 1 << logn
     bases, k2 = make_inputs(group, n, rng)
     flat = bases.view(np.uint64).reshape((n, *cb._SHAPE[group]))
-    scal = cp.asarray(_ref.random_mont_scalars(rng, n))
+    scal = cp.asarray(reference.random_mont_scalars(rng, n))
     want = expected(group, scal.view(cp.uint32), k2)
     orig, l0_range = cb._launch, (cb._L0_MIN, cb._L0_MAX)
     for c, m, *l0 in variants:

@@ -2,7 +2,7 @@
 
 Run on a GPU machine from the repo root:
     PYTHONPATH=. python3 bench/device_ntt.py --ref .ntt_ref/ref.npz --out $OUT
-The reference file comes from the CPU NTT (cuzk.backend.ntt_cpu), made once on any machine:
+The reference file comes from the CPU NTT (cuzk.backend.cpu.ntt), made once on any machine:
     PYTHONPATH=. python3 bench/device_ntt.py --make-ref .ntt_ref/ref.npz
 It holds, per size, the outputs of the four transforms of a deterministic input (all outputs up to
 2^12, 4096 sampled indices above), so the device needs no numba compile. Then round trips, edge
@@ -56,7 +56,7 @@ def sample_idx(log_n: int) -> np.ndarray:
 
 
 def make_ref(path: Path) -> None:
-    from cuzk.backend import ntt_cpu
+    from cuzk.backend.cpu import ntt as ntt_cpu
 
     data = {}
     for log_n in REF_LOGS:
@@ -72,7 +72,7 @@ def make_ref(path: Path) -> None:
 def check(ref_path: Path | None) -> list[str]:
     import cupy as cp
 
-    from cuzk.backend import ntt_cuda
+    from cuzk.backend.cuda import ntt as ntt_cuda
 
     failures = []
     if ref_path is not None:
@@ -149,7 +149,7 @@ def mul_rate() -> float:
     """Fr Montgomery multiplies per second of ntt_fr.cuh's fr_mul over the whole chip (G mul/s)."""
     import cupy as cp
 
-    from cuzk.backend import ntt_cuda
+    from cuzk.backend.cuda import ntt as ntt_cuda
 
     mod = cp.RawModule(code=MUL_PROBE, options=("--std=c++17", f"-I{ntt_cuda.KERNEL_DIR}"))
     f = mod.get_function("mul_probe")
@@ -180,7 +180,7 @@ def event_ms(fn, repeat: int, warmup: int = 2) -> float:
 def timings(logs: list[int], repeat: int) -> list[dict]:
     import cupy as cp
 
-    from cuzk.backend import ntt_cuda
+    from cuzk.backend.cuda import ntt as ntt_cuda
 
     device = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()
     rows = []

@@ -7,8 +7,8 @@ import numpy as np
 
 from bench.common import device_name, median_ms, print_table, record
 from cuzk.backend import get_backend
-from cuzk.curves import G1, G2
-from cuzk.fields import Fq, Fr
+from cuzk.ec.curves import G1, G2
+from cuzk.ff.fields import Fq, Fr
 
 # sppark on the H200, points and scalars on the GPU (shared/ANCHORS.md)
 SPPARK_MS = {("g1", 20): 20, ("g1", 22): 53, ("g1", 24): 154, ("g2", 20): 47, ("g2", 22): 138}

@@ -5,7 +5,7 @@ import numpy as np
 
 from bench.common import device_name, median_ms, print_table, record
 from cuzk.backend import get_backend
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 
 # sppark on the H200, data on the GPU (shared/ANCHORS.md), forward only
 SPPARK_FORWARD_MS = {20: 0.28, 22: 1.13, 24: 4.75, 26: 23.8}

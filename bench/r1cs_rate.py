@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from bench.common import device_name, median_ms, print_table, record
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.r1cs import ONE, ConstraintSystem, evaluate
 
 BITS = 32

@@ -24,15 +24,15 @@ import numba
 import numpy as np
 
 from bench.common import device_name, print_table, record
-from cuzk import _limbs as L
+from cuzk.ff import limbs
 from cuzk.backend import get_backend
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.groth16 import as_circuit, prove, setup, verify
 from cuzk.groth16.synthetic import synthetic_circuit
 from cuzk.interop import snarkjs as sj
 from cuzk.r1cs import ConstraintSystem
 
-R = L.FR_MODULUS
+R = limbs.FR_MODULUS
 
 NUM_INPUTS = 2  # public inputs besides ONE in the synthetic circuit, as bench/prove.py
 

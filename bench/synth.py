@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from bench.common import device_name, print_table, record
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.gadgets import boolean as B
 from cuzk.gadgets import merkle as M
 from cuzk.gadgets import num as N

@@ -8,7 +8,7 @@ prove() does what filecoin-ffi's seal_commit_phase2 does, in this order:
   1. the C1 output's vanilla proofs are verified (VanillaProofError names the partition, challenge and
      field; with a Sector the replica_id is also checked against prover_id, sector_id, ticket, comm_d);
   2. the partition circuit (one per sector shape, cached in the process) and its Groth16 parameters
-     (cuzk.params_cache: official if present, else cuzk's own, generated once);
+     (cuzk.porep.params_cache: official if present, else cuzk's own, generated once);
   3. per partition: the witness, a check that its public inputs are the ones derived from
      replica_id, comm_d, comm_r and the seed and that it satisfies every constraint, the Groth16
      proof, and its verification. A proof that does not verify raises ProofVerificationError.
@@ -28,14 +28,14 @@ import numpy as np
 from cuzk import groth16
 from cuzk.backend import Backend, get_backend
 from cuzk.errors import InputError, ProofFormatError, ProofVerificationError, UnsatisfiedConstraintError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.groth16 import PROOF_BYTES, Circuit, Proof, VerifyingKey, as_circuit
-from cuzk.params_cache import LoadedParams, ParamsFiles, find_vk, load_or_generate, porep_stem
+from cuzk.porep.params_cache import LoadedParams, ParamsFiles, find_vk, load_or_generate, porep_stem
 from cuzk.porep import circuit as C
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.public_inputs import graph_of, partition_public_inputs
 from cuzk.porep.seal import Progress, Sector, seal
-from cuzk.r1cs.spmv import first_unsatisfied
+from cuzk.backend.cpu.spmv import first_unsatisfied
 
 __all__ = ["ProveResult", "Sector", "as_c1", "prove", "prove_c1", "prove_partitions", "public_inputs",
            "seal", "verify"]

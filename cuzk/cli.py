@@ -56,7 +56,7 @@ def _print_timings(timings: dict[str, float]) -> None:
 
 def _seal(args: argparse.Namespace) -> int:
     from cuzk.api import as_c1, seal
-    from cuzk.porep.proofs import get_proof
+    from cuzk.porep.registry import get_proof
 
     proof = get_proof(args.proof)
     if proof.sector_size not in SMALL_SIZES:
@@ -92,7 +92,7 @@ def _prove(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from cuzk.api import verify
-    from cuzk.params_cache import find_vk, porep_stem
+    from cuzk.porep.params_cache import find_vk, porep_stem
     from cuzk.porep.c1 import C1Output
 
     c1 = C1Output.read(args.c1, check_paths=False)
@@ -149,7 +149,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _add_porep_commands(sub) -> None:
-    from cuzk.porep.proofs import PROOFS
+    from cuzk.porep.registry import PROOFS
 
     small = [p.name for p in PROOFS.values() if p.sector_size in SMALL_SIZES]
     backend = dict(default="auto", choices=["auto", "cpu", "cuda"], help="compute backend (default auto)")

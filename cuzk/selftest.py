@@ -8,9 +8,9 @@ import time
 import numpy as np
 
 from cuzk.backend import get_backend
-from cuzk.backend.ntt_cpu import root_of_unity
-from cuzk.curves import G1, G2, Curve
-from cuzk.fields import Fr
+from cuzk.backend.cpu.ntt import root_of_unity
+from cuzk.ec.curves import G1, G2, Curve
+from cuzk.ff.fields import Fr
 
 
 def _naive_msm(curve: Curve, bases: np.ndarray, scalars: np.ndarray) -> np.ndarray:

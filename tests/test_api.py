@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 import cuzk
-from cuzk import api, params_cache
+from cuzk import api
+from cuzk.porep import params_cache
 from cuzk.backend import get_backend
 from cuzk.errors import (C1FormatError, InputError, ProofFormatError, ProofVerificationError,
                          UnsatisfiedConstraintError, VanillaProofError)
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.groth16 import as_circuit, setup
 from cuzk.porep.public_inputs import commitment_to_fr
 from cuzk.porep.trees import fr_to_le

@@ -5,10 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from cuzk import api, params_cache
+from cuzk import api
+from cuzk.porep import params_cache
 from cuzk.backend import get_backend
 from cuzk.cli import demo_data, main
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.groth16 import as_circuit, write_vk
 from cuzk.porep.c1 import C1Output
 from cuzk.r1cs import ConstraintSystem

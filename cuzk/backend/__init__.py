@@ -1,6 +1,6 @@
 """One compute interface, two implementations: `cpu` (numba, the reference) and `cuda` (CuPy).
 
-Arrays follow cuzk.fields: Fr scalars (n, 4), G1 affine points (n, 2, 6), G2 affine (n, 2, 2, 6),
+Arrays follow cuzk.ff.fields: Fr scalars (n, 4), G1 affine points (n, 2, 6), G2 affine (n, 2, 2, 6),
 all uint64 Montgomery limbs, the identity stored as zeros. MSMs return one affine point.
 """
 from __future__ import annotations

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cuzk import _limbs as L
+from cuzk.ff import limbs
 from cuzk.errors import InputError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.gadgets import boolean as B
 from cuzk.gadgets import scope as S
 
@@ -93,13 +93,13 @@ def enforce_equal(scope, a: Num, b: Num) -> None:
 def canonical(val: np.ndarray) -> np.ndarray:
     """(K, 4) canonical uint64 limbs of Montgomery values."""
     out = np.empty_like(val)
-    L.fr_from_mont_arr(np.ascontiguousarray(val), out)
+    limbs.fr_from_mont_arr(np.ascontiguousarray(val), out)
     return out
 
 
-def from_canonical(limbs: np.ndarray) -> np.ndarray:
-    out = np.empty_like(limbs)
-    L.fr_to_mont_arr(np.ascontiguousarray(limbs), out)
+def from_canonical(words: np.ndarray) -> np.ndarray:
+    out = np.empty_like(words)
+    limbs.fr_to_mont_arr(np.ascontiguousarray(words), out)
     return out
 
 
@@ -124,8 +124,8 @@ def _pack_values(bits: B.Bits) -> np.ndarray:
     k, n = bits.val.shape
     padded = np.zeros((k, 256), np.uint8)
     padded[:, :n] = bits.val
-    limbs = np.packbits(padded, axis=1, bitorder="little").view(np.uint64).reshape(k, 4)
-    return from_canonical(limbs)
+    words = np.packbits(padded, axis=1, bitorder="little").view(np.uint64).reshape(k, 4)
+    return from_canonical(words)
 
 
 def _pack_terms(bits: B.Bits) -> dict[int, int]:

@@ -14,12 +14,12 @@ from functools import lru_cache
 import numpy as np
 from numba import njit, prange
 
-from cuzk import _limbs as L
+from cuzk.ff import limbs
 from cuzk.errors import InputError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.gadgets import scope as S
 from cuzk.gadgets.num import Num
-from cuzk.gadgets.poseidon_constants import R, constants, left_apply
+from cuzk.hashes.poseidon_constants import R, constants, left_apply
 
 
 def hash_reference(inputs: list[int], arity: int) -> int:
@@ -63,29 +63,29 @@ def _mix(state, mat, tmp):
     """state <- column products with mat: new[j] = sum_i mat[i, j] * state[i]."""
     t = state.shape[0]
     for j in range(t):
-        acc = L.FR_ZERO
+        acc = limbs.FR_ZERO
         for i in range(t):
-            acc = L.fr_add(acc, L.fr_mul(L.fr_load(mat[i, j]), L.fr_load(state[i])))
-        L.fr_store(tmp[j], acc)
+            acc = limbs.fr_add(acc, limbs.fr_mul(limbs.fr_load(mat[i, j]), limbs.fr_load(state[i])))
+        limbs.fr_store(tmp[j], acc)
     for j in range(t):
-        L.fr_store(state[j], L.fr_load(tmp[j]))
+        limbs.fr_store(state[j], limbs.fr_load(tmp[j]))
 
 
 @njit(cache=True)
 def _sbox(state, i, key, use_key, trace, n, pos, record):
     """state[i] <- state[i]^5 (+ key); records the S-box input, l^2, l^4, l^5."""
-    v = L.fr_load(state[i])
-    l2 = L.fr_sqr(v)
-    l4 = L.fr_sqr(l2)
-    l5 = L.fr_mul(l4, v)
+    v = limbs.fr_load(state[i])
+    l2 = limbs.fr_sqr(v)
+    l4 = limbs.fr_sqr(l2)
+    l5 = limbs.fr_mul(l4, v)
     if use_key:
-        l5 = L.fr_add(l5, L.fr_load(key))
+        l5 = limbs.fr_add(l5, limbs.fr_load(key))
     if record:
-        L.fr_store(trace[n, pos], v)
-        L.fr_store(trace[n, pos + 1], l2)
-        L.fr_store(trace[n, pos + 2], l4)
-        L.fr_store(trace[n, pos + 3], l5)
-    L.fr_store(state[i], l5)
+        limbs.fr_store(trace[n, pos], v)
+        limbs.fr_store(trace[n, pos + 1], l2)
+        limbs.fr_store(trace[n, pos + 2], l4)
+        limbs.fr_store(trace[n, pos + 3], l5)
+    limbs.fr_store(state[i], l5)
     return pos + 4
 
 
@@ -99,20 +99,20 @@ def _hash_kernel(inp, out, crc, mds, pre, w_hat, v_rest, tag, rp, trace, record)
         tmp = np.empty((t, 4), np.uint64)
         pos = 0
         # first full round: pre-add keys crc[0:t], post-add keys crc[t:2t]; the tag's S-box is constant
-        x = L.fr_add(L.fr_load(tag[0]), L.fr_load(crc[0]))
-        x5 = L.fr_mul(L.fr_sqr(L.fr_sqr(x)), x)
-        L.fr_store(state[0], L.fr_add(x5, L.fr_load(crc[t])))
+        x = limbs.fr_add(limbs.fr_load(tag[0]), limbs.fr_load(crc[0]))
+        x5 = limbs.fr_mul(limbs.fr_sqr(limbs.fr_sqr(x)), x)
+        limbs.fr_store(state[0], limbs.fr_add(x5, limbs.fr_load(crc[t])))
         for i in range(1, t):
-            x = L.fr_add(L.fr_load(inp[n, i - 1]), L.fr_load(crc[i]))
-            l2 = L.fr_sqr(x)
-            l4 = L.fr_sqr(l2)
-            l5 = L.fr_add(L.fr_mul(l4, x), L.fr_load(crc[t + i]))
+            x = limbs.fr_add(limbs.fr_load(inp[n, i - 1]), limbs.fr_load(crc[i]))
+            l2 = limbs.fr_sqr(x)
+            l4 = limbs.fr_sqr(l2)
+            l5 = limbs.fr_add(limbs.fr_mul(l4, x), limbs.fr_load(crc[t + i]))
             if record:
-                L.fr_store(trace[n, pos], l2)
-                L.fr_store(trace[n, pos + 1], l4)
-                L.fr_store(trace[n, pos + 2], l5)
+                limbs.fr_store(trace[n, pos], l2)
+                limbs.fr_store(trace[n, pos + 1], l4)
+                limbs.fr_store(trace[n, pos + 2], l5)
                 pos += 3
-            L.fr_store(state[i], l5)
+            limbs.fr_store(state[i], l5)
         off = 2 * t
         _mix(state, mds, tmp)
         for r in range(1, 4):
@@ -123,13 +123,13 @@ def _hash_kernel(inp, out, crc, mds, pre, w_hat, v_rest, tag, rp, trace, record)
         for r in range(rp):
             pos = _sbox(state, 0, crc[off], True, trace, n, pos, record)
             off += 1
-            s0 = L.fr_load(state[0])
-            acc = L.FR_ZERO
+            s0 = limbs.fr_load(state[0])
+            acc = limbs.FR_ZERO
             for i in range(t):
-                acc = L.fr_add(acc, L.fr_mul(L.fr_load(w_hat[r, i]), L.fr_load(state[i])))
+                acc = limbs.fr_add(acc, limbs.fr_mul(limbs.fr_load(w_hat[r, i]), limbs.fr_load(state[i])))
             for j in range(1, t):
-                L.fr_store(state[j], L.fr_add(L.fr_load(state[j]), L.fr_mul(L.fr_load(v_rest[r, j - 1]), s0)))
-            L.fr_store(state[0], acc)
+                limbs.fr_store(state[j], limbs.fr_add(limbs.fr_load(state[j]), limbs.fr_mul(limbs.fr_load(v_rest[r, j - 1]), s0)))
+            limbs.fr_store(state[0], acc)
         for r in range(4):
             last = r == 3
             for i in range(t):
@@ -138,8 +138,8 @@ def _hash_kernel(inp, out, crc, mds, pre, w_hat, v_rest, tag, rp, trace, record)
                 off += t
             _mix(state, mds, tmp)
         if record:
-            L.fr_store(trace[n, pos], L.fr_load(state[1]))
-        L.fr_store(out[n], L.fr_load(state[1]))
+            limbs.fr_store(trace[n, pos], limbs.fr_load(state[1]))
+        limbs.fr_store(out[n], limbs.fr_load(state[1]))
 
 
 def _run(inputs: np.ndarray, arity: int, record: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from cuzk.errors import SynthesisError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.r1cs import Batch, ConstraintSystem
 
 ONE_CODE = 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 from cuzk.errors import InputError
 from cuzk.gadgets import boolean as B
 from cuzk.gadgets import uint32 as U
-from cuzk.sha256_constants import IV, ROUND_CONSTANTS
+from cuzk.hashes.sha256 import IV, ROUND_CONSTANTS
 
 
 def _k(bits: B.Bits) -> int | None:

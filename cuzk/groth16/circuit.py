@@ -14,7 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
-from cuzk.backend.ntt_cpu import domain_size_for
+from cuzk.backend.cpu.ntt import domain_size_for
 from cuzk.errors import InputError
 from cuzk.r1cs import CSR, ConstraintSystem
 

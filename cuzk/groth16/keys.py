@@ -1,6 +1,6 @@
 """Groth16 keys in bellperson's layout: the verifying key and the prover's parameters.
 
-Points are affine uint64 Montgomery arrays (cuzk.curves): G1 (2, 6), G2 (2, 2, 6); vectors of them
+Points are affine uint64 Montgomery arrays (cuzk.ec.curves): G1 (2, 6), G2 (2, 2, 6); vectors of them
 (n, 2, 6) / (n, 2, 2, 6). For a circuit with inputs x_0 = 1, ..., x_{k-1}, aux w_j, QAP polynomials
 u_i, v_i, w_i, domain size n and Z(X) = X^n - 1:
     ic_i  = [(beta u_i(tau) + alpha v_i(tau) + w_i(tau)) / gamma] G1        for every input

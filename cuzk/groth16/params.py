@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from cuzk import serialize
-from cuzk.curves import G1, G2, Curve
+from cuzk.ec import encoding
+from cuzk.ec.curves import G1, G2, Curve
 from cuzk.errors import CuzkError, ParamsFormatError
 from cuzk.groth16.keys import PARAMS_VECTORS, Parameters, VerifyingKey
 
@@ -31,12 +31,12 @@ _CHUNK = 1 << 16  # points encoded / decoded per call
 
 
 def _size(curve: Curve) -> int:
-    return serialize.point_size(curve, compressed=False)
+    return encoding.point_size(curve, compressed=False)
 
 
 def encode_points(curve: Curve, points: np.ndarray) -> bytes:
     """Uncompressed zcash encoding of an (n, 2, *coord) affine array."""
-    return serialize.encode(curve, points, compressed=False) if len(points) else b""
+    return encoding.encode(curve, points, compressed=False) if len(points) else b""
 
 
 class _Reader:
@@ -88,7 +88,7 @@ class _Reader:
         return pts
 
     def _decode(self, curve: Curve, data: bytes) -> np.ndarray:
-        return serialize.decode(curve, data, compressed=False, check_subgroup=self.checked)
+        return encoding.decode(curve, data, compressed=False, check_subgroup=self.checked)
 
     def _decodes(self, curve: Curve, data: bytes) -> bool:
         try:

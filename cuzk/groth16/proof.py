@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cuzk import serialize
-from cuzk.curves import G1, G2
+from cuzk.ec import encoding
+from cuzk.ec.curves import G1, G2
 from cuzk.errors import CuzkError, ProofFormatError
 
 PROOF_BYTES = 192
@@ -24,7 +24,7 @@ class Proof:
             np.array_equal(getattr(self, f), getattr(other, f)) for f in ("a", "b", "c"))
 
     def to_bytes(self) -> bytes:
-        return serialize.encode(G1, self.a) + serialize.encode(G2, self.b) + serialize.encode(G1, self.c)
+        return encoding.encode(G1, self.a) + encoding.encode(G2, self.b) + encoding.encode(G1, self.c)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Proof:
@@ -32,9 +32,9 @@ class Proof:
         if len(data) != PROOF_BYTES:
             raise ProofFormatError(f"a proof is {PROOF_BYTES} bytes, got {len(data)}")
         try:
-            a = serialize.decode(G1, data[:48])[0]
-            b = serialize.decode(G2, data[48:144])[0]
-            c = serialize.decode(G1, data[144:])[0]
+            a = encoding.decode(G1, data[:48])[0]
+            b = encoding.decode(G2, data[48:144])[0]
+            c = encoding.decode(G1, data[144:])[0]
         except CuzkError as e:
             raise ProofFormatError(f"invalid proof: {e}") from e
         for name, point in (("A", a), ("B", b), ("C", c)):

@@ -17,11 +17,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from cuzk import _limbs as L
+from cuzk.ff import limbs
 from cuzk.backend import Backend, get_backend
-from cuzk.curves import G1, G2, Curve
+from cuzk.ec.curves import G1, G2, Curve
 from cuzk.errors import InputError, ParameterMismatchError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.groth16.circuit import Circuit, as_circuit
 from cuzk.groth16.keys import PARAMS_VECTORS
 from cuzk.groth16.proof import Proof
@@ -29,7 +29,7 @@ from cuzk.groth16.setup import random_scalar
 from cuzk.r1cs import ConstraintSystem, evaluate, fr_array
 
 log = logging.getLogger("cuzk.groth16")
-R = L.FR_MODULUS
+R = limbs.FR_MODULUS
 
 
 class StageTimer:

@@ -14,17 +14,17 @@ import time
 
 import numpy as np
 
-from cuzk import _limbs as L
-from cuzk.backend.ntt_cpu import intt
-from cuzk.curves import G1, G2
+from cuzk.ff import limbs
+from cuzk.backend.cpu.ntt import intt
+from cuzk.ec.curves import G1, G2
 from cuzk.errors import SetupError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.groth16.circuit import Circuit, as_circuit, transpose
 from cuzk.groth16.keys import Parameters, VerifyingKey
 from cuzk.r1cs import CSR, evaluate
 
 log = logging.getLogger("cuzk.groth16")
-R = L.FR_MODULUS
+R = limbs.FR_MODULUS
 
 
 def random_scalar(rng: np.random.Generator | None = None) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from cuzk.errors import InputError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.r1cs import ONE, ConstraintSystem
 
 

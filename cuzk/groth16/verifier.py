@@ -19,22 +19,22 @@ from collections.abc import Sequence
 import numpy as np
 import py_arkworks_bls12381 as ark
 
-from cuzk import _limbs as L
-from cuzk.curves import G1, G2
+from cuzk.ff import limbs
+from cuzk.ec.curves import G1, G2
 from cuzk.errors import InputError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof
 from cuzk.r1cs import fr_array
 
-R = L.FR_MODULUS
+R = limbs.FR_MODULUS
 
 
 def _canonical(points: np.ndarray) -> np.ndarray:
     """Canonical (non-Montgomery) little-endian Fq limbs of any affine point array."""
     flat = np.ascontiguousarray(points).reshape(-1, 6)
     out = np.empty_like(flat)
-    L.fq_from_mont_arr(flat, out)
+    limbs.fq_from_mont_arr(flat, out)
     return out.reshape(points.shape)
 
 

@@ -31,18 +31,18 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from cuzk import _limbs as L
-from cuzk.curves import G1, G2
+from cuzk.ff import limbs
+from cuzk.ec.curves import G1, G2
 from cuzk.errors import InputError, SetupError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.groth16.circuit import Circuit, as_circuit, transpose
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof
 from cuzk.groth16.setup import powers, random_scalar
 from cuzk.r1cs import CSR, evaluate, fr_array
 
-R = L.FR_MODULUS
-Q = L.FQ_MODULUS
+R = limbs.FR_MODULUS
+Q = limbs.FQ_MODULUS
 FR_BYTES, FQ_BYTES = 32, 48
 SNARKJS_NQR = 5  # ffjavascript's smallest quadratic non-residue of Fr: its roots of unity are powers of 5^t
 _TWO_ADICITY = 32
@@ -129,7 +129,7 @@ def _below(limbs: np.ndarray, modulus: int) -> np.ndarray:
 
 def _plain_fr(mont: np.ndarray) -> np.ndarray:
     out = np.empty_like(mont)
-    L.fr_from_mont_arr(np.ascontiguousarray(mont), out)
+    limbs.fr_from_mont_arr(np.ascontiguousarray(mont), out)
     return out
 
 
@@ -140,7 +140,7 @@ def _mont_fr(plain: np.ndarray, path, what: str) -> np.ndarray:
     if bad.size:
         raise SnarkjsFormatError(f"{path}: {what} {bad[0]} is not below r")
     out = np.empty_like(plain)
-    L.fr_to_mont_arr(plain, out)
+    limbs.fr_to_mont_arr(plain, out)
     return out
 
 
@@ -383,7 +383,7 @@ def _zkey_coefficients(c: Circuit) -> np.ndarray:
     out = np.empty(len(order), _COEF)
     out["matrix"], out["constraint"], out["signal"] = matrix[order], rows[order], signals[order]
     doubled = np.empty_like(values)
-    L.fr_to_mont_arr(np.ascontiguousarray(values[order]), doubled)
+    limbs.fr_to_mont_arr(np.ascontiguousarray(values[order]), doubled)
     out["value"] = doubled
     return out
 

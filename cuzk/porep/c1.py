@@ -24,7 +24,7 @@ from typing import Any
 from cuzk.errors import C1FormatError, CuzkError, InputError, VanillaProofError
 from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.labels import replica_id as make_replica_id
-from cuzk.porep.proofs import RegisteredProof, get_proof
+from cuzk.porep.registry import RegisteredProof, get_proof
 from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, binary_arities, compute_roots, level_arities,
                               tree_r_shape)
 from cuzk.porep.vanilla import ChallengeProof, ColumnProof, LabelProof, verify_all

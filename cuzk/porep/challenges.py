@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass
 
 from cuzk.errors import InputError
-from cuzk.porep.proofs import ApiFeature, ApiVersion, RegisteredProof, get_proof
+from cuzk.porep.registry import ApiFeature, ApiVersion, RegisteredProof, get_proof
 
 GiB = 1 << 30
 SYNTH_CHALLENGE_COUNT = 1 << 18

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuzk.errors import InputError, SynthesisError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.gadgets import boolean as B
 from cuzk.gadgets import merkle as M
 from cuzk.gadgets import num as N
@@ -32,7 +32,7 @@ from cuzk.gadgets import sha256 as H
 from cuzk.gadgets import uint32 as U
 from cuzk.gadgets.poseidon import poseidon_hash
 from cuzk.porep.circuit_replay import replay
-from cuzk.porep.proofs import BASE_DEGREE, DEGREE
+from cuzk.porep.registry import BASE_DEGREE, DEGREE
 from cuzk.porep.public_inputs import commitment_to_fr
 from cuzk.porep.trees import MerklePath, binary_arities, check_path_shape, fr_from_le, level_arities, tree_r_shape
 from cuzk.r1cs import ConstraintSystem, Variable

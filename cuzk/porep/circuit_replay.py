@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuzk.errors import SynthesisError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.gadgets import boolean as B
 from cuzk.gadgets import scope as S
 from cuzk.r1cs import ConstraintSystem

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from cuzk.errors import InputError
-from cuzk.porep.proofs import BASE_DEGREE, DEGREE, EXP_DEGREE, ApiVersion, RegisteredProof, get_proof
+from cuzk.porep.registry import BASE_DEGREE, DEGREE, EXP_DEGREE, ApiVersion, RegisteredProof, get_proof
 
 DRSAMPLE_DST = b"Filecoin_DRSample"
 FEISTEL_DST = b"Filecoin_Feistel"

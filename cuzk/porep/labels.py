@@ -15,8 +15,8 @@ import numpy as np
 from numba import njit
 
 from cuzk.errors import InputError
-from cuzk.porep.proofs import BASE_DEGREE, DEGREE, NODE_SIZE
-from cuzk.sha256_constants import IV, ROUND_CONSTANTS
+from cuzk.porep.registry import BASE_DEGREE, DEGREE, NODE_SIZE
+from cuzk.hashes.sha256 import IV, ROUND_CONSTANTS
 
 HASHED_PARENTS = 37
 _LAST_WORD_MASK = np.uint32(0xFFFFFF3F)  # byte 31 &= 0x3F on a big-endian word

@@ -13,10 +13,10 @@ import struct
 import numpy as np
 
 from cuzk.errors import InputError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.porep.challenges import PoRepConfig, chacha20_block, partition_challenges
 from cuzk.porep.graph import FEISTEL_ROUNDS, SdrGraph, feistel_precompute
-from cuzk.porep.proofs import BASE_DEGREE, DEGREE, EXP_DEGREE, ApiVersion
+from cuzk.porep.registry import BASE_DEGREE, DEGREE, EXP_DEGREE, ApiVersion
 
 PER_CHALLENGE = 1 + DEGREE + 3
 

@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from cuzk.errors import InputError, SectorError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.porep.challenges import PoRepConfig, partition_challenges
 from cuzk.porep.graph import parents_cache
 from cuzk.porep.labels import layer_labels, replica_id as make_replica_id
-from cuzk.porep.proofs import RegisteredProof, get_proof
+from cuzk.porep.registry import RegisteredProof, get_proof
 from cuzk.porep.public_inputs import graph_of, node_parents
 from cuzk.porep.trees import (POSEIDON, SHA256, MerkleTree, binary_arities, fr_from_le, fr_to_le,
                               level_arities, poseidon2_bytes, tree_r_shape)

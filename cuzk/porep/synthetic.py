@@ -21,7 +21,7 @@ from cuzk.errors import InputError
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.challenges import PoRepConfig, partition_challenges
 from cuzk.porep.labels import expand_label_parents, label_node, replica_id as make_replica_id
-from cuzk.porep.proofs import BASE_DEGREE, RegisteredProof, get_proof
+from cuzk.porep.registry import BASE_DEGREE, RegisteredProof, get_proof
 from cuzk.porep.public_inputs import graph_of, node_parents
 from cuzk.porep.seal import Progress
 from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, MerkleTree, binary_arities, fr_from_le,

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cuzk import _limbs as L
+from cuzk.ff import limbs
 from cuzk.errors import InputError, NonCanonicalError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 
 SHA256 = "sha256"
 POSEIDON = "poseidon"
 _KINDS = (SHA256, POSEIDON)
-_FR_P = np.array([int(v) for v in L.FR_P], dtype=np.uint64)
+_FR_P = np.array([int(v) for v in limbs.FR_P], dtype=np.uint64)
 
 # tree_r_last / tree_c shapes (base, sub, top) by sector nodes (filecoin-proofs `constants.rs`)
 _TREE_SHAPES = {1 << 6: (8, 0, 0), 1 << 18: (8, 0, 0), 1 << 24: (8, 0, 0),
@@ -55,7 +55,7 @@ def fr_from_le(nodes: np.ndarray, what: str = "node") -> np.ndarray:
         raise NonCanonicalError(f"{what} {int(bad[0])} is not a canonical Fr element (>= r)")
     raw = nodes.view("<u8").reshape(-1, 4).astype(np.uint64)
     out = np.empty_like(raw)
-    L.fr_to_mont_arr(raw, out)
+    limbs.fr_to_mont_arr(raw, out)
     return out
 
 
@@ -63,7 +63,7 @@ def fr_to_le(a: np.ndarray) -> np.ndarray:
     """(n, 4) Montgomery limbs -> (n, 32) uint8 little-endian canonical encodings."""
     flat = np.ascontiguousarray(a, dtype=np.uint64).reshape(-1, 4)
     out = np.empty_like(flat)
-    L.fr_from_mont_arr(flat, out)
+    limbs.fr_from_mont_arr(flat, out)
     return out.astype("<u8").view(np.uint8).reshape(-1, 32)
 
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuzk.errors import CuzkError, VanillaProofError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.porep.challenges import PoRepConfig, partition_challenges
 from cuzk.porep.graph import SdrGraph
 from cuzk.porep.labels import expand_label_parents, label_node
-from cuzk.porep.proofs import BASE_DEGREE, DEGREE
+from cuzk.porep.registry import BASE_DEGREE, DEGREE
 from cuzk.porep.public_inputs import graph_of, node_parents
 from cuzk.porep.trees import (MerklePath, MerkleTree, binary_arities, check_path_shape, compute_roots,
                               fr_from_le, fr_to_le, level_arities, poseidon2_bytes, poseidon_nodes,

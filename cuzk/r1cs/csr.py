@@ -42,7 +42,7 @@ class CSR:
 
     def to_dense_ints(self) -> list[list[int]]:
         """Dense integer matrix (small matrices only: tests and debugging)."""
-        from cuzk.fields import Fr
+        from cuzk.ff.fields import Fr
 
         table = Fr.to_ints(self.coeffs)
         dense = [[0] * self.shape[1] for _ in range(self.shape[0])]

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuzk import _limbs as L
+from cuzk.ff import limbs
 from cuzk.errors import InputError
 
-R = L.FR_MODULUS
+R = limbs.FR_MODULUS
 INPUT, AUX, LOCAL_INPUT, LOCAL_AUX, WIRE = range(5)
 KIND_BITS = 3
 KIND_MASK = 7
@@ -212,6 +212,6 @@ class CoeffTable:
 
     def montgomery(self) -> np.ndarray:
         """(n, 4) uint64 Montgomery form of every coefficient, indexed by id."""
-        from cuzk.fields import Fr
+        from cuzk.ff.fields import Fr
 
         return Fr.from_ints(self.values)

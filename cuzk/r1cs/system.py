@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from cuzk import _limbs as L
+from cuzk.ff import limbs
 from cuzk.errors import InputError, SynthesisError, UnallocatedVariableError, UnsatisfiedConstraintError
 from cuzk.r1cs.csr import CSR, Rows, Template, finalize, rows_from_spec
 from cuzk.r1cs.lc import (AUX, INPUT, KIND_BITS, KIND_MASK, LOCAL_AUX, LOCAL_INPUT, ONE, WIRE,
@@ -18,12 +18,12 @@ from cuzk.r1cs.lc import (AUX, INPUT, KIND_BITS, KIND_MASK, LOCAL_AUX, LOCAL_INP
 
 MODES = ("both", "constraints", "witness")
 _SLOT = {INPUT: 0, AUX: 1, LOCAL_INPUT: 0, LOCAL_AUX: 1, WIRE: 2}
-_P_LIMBS = [(L.FR_MODULUS >> (64 * i)) & (2**64 - 1) for i in range(4)]
+_P_LIMBS = [(limbs.FR_MODULUS >> (64 * i)) & (2**64 - 1) for i in range(4)]
 
 
 def fr_array(values, n: int | None = None) -> np.ndarray:
     """(n, 4) Montgomery Fr array from an (n, 4) uint64 array or a sequence of ints in [0, r)."""
-    from cuzk.fields import Fr
+    from cuzk.ff.fields import Fr
 
     if isinstance(values, np.ndarray) and values.dtype == np.uint64:
         arr = values.reshape(-1, 4) if values.ndim == 1 and values.shape == (4,) else values
@@ -544,7 +544,7 @@ class ConstraintSystem(_Scope):
 
     def first_unsatisfied(self, witness: np.ndarray | None = None, csr=None) -> int | None:
         """Index of the first constraint with <A_i, w> * <B_i, w> != <C_i, w>, or None."""
-        from cuzk.r1cs.spmv import first_unsatisfied
+        from cuzk.backend.cpu.spmv import first_unsatisfied
 
         w = self.witness() if witness is None else witness
         return first_unsatisfied(*(csr or self.to_csr()), w)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cuzk.errors import InputError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.gadgets import boolean as B
 from cuzk.gadgets import num as N
 from cuzk.gadgets import uint32 as U

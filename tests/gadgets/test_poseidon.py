@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from cuzk.errors import InputError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.gadgets import num as N
 from cuzk.gadgets import poseidon as P
-from cuzk.gadgets.poseidon_constants import R, constants
+from cuzk.hashes.poseidon_constants import R, constants
 from cuzk.r1cs import ConstraintSystem
 
 VECTORS = json.loads((Path(__file__).parent / "data" / "poseidon_vectors.json").read_text())["vectors"]

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from cuzk.errors import C1FormatError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.porep import c1 as c1_mod
 from cuzk.porep.c1 import C1Output, vanilla_key
-from cuzk.porep.proofs import get_proof
+from cuzk.porep.registry import get_proof
 from cuzk.porep.synthetic import synthetic_c1
 from cuzk.porep.trees import POSEIDON, MerkleTree
 

@@ -9,7 +9,7 @@ from cuzk.porep.challenges import (PoRepConfig, all_challenges, chacha20_block, 
                                    ni_challenges, partition_challenges, synthetic_challenge,
                                    synthetic_porep_challenges)
 from cuzk.porep.graph import SdrGraph
-from cuzk.porep.proofs import PROOFS, ApiVersion
+from cuzk.porep.registry import PROOFS, ApiVersion
 from cuzk.porep.public_inputs import node_parents
 
 

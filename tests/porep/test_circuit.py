@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cuzk.errors import InputError, SynthesisError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.gadgets import boolean as B
 from cuzk.gadgets import sha256 as H
 from cuzk.porep import circuit as C

@@ -9,7 +9,7 @@ import pytest
 
 from cuzk.errors import InputError
 from cuzk.porep.graph import SdrGraph, feistel_precompute, parents_cache
-from cuzk.porep.proofs import PROOFS, ApiFeature, ApiVersion, get_proof
+from cuzk.porep.registry import PROOFS, ApiFeature, ApiVersion, get_proof
 
 MANIFEST = json.loads((Path(__file__).parent.parent / "data" / "parent_cache.json").read_text())
 

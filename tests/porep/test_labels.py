@@ -7,7 +7,7 @@ import pytest
 from cuzk.errors import InputError
 from cuzk.porep.graph import SdrGraph, parents_cache
 from cuzk.porep.labels import all_labels, expand_label_parents, label_node, layer_labels, replica_id
-from cuzk.porep.proofs import ApiVersion
+from cuzk.porep.registry import ApiVersion
 
 
 def _fr_le(*words: int) -> bytes:

@@ -12,7 +12,7 @@ import pytest
 import cuzk
 from cuzk import groth16
 from cuzk.api import prove_c1, split_proof
-from cuzk.params_cache import DEFAULT_OFFICIAL_DIR, OFFICIAL, official_files, porep_stem
+from cuzk.porep.params_cache import DEFAULT_OFFICIAL_DIR, OFFICIAL, official_files, porep_stem
 
 from ._records import load_records, record_config, record_public_inputs
 

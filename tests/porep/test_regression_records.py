@@ -6,14 +6,14 @@ import hashlib
 import numpy as np
 import pytest
 
-from cuzk.curves import G1, G2
-from cuzk.fields import Fr
+from cuzk.ec.curves import G1, G2
+from cuzk.ff.fields import Fr
 from cuzk.porep.challenges import (PoRepConfig, interactive_challenges, synthetic_challenge,
                                    synthetic_indexes)
 from cuzk.porep.labels import replica_id
-from cuzk.porep.proofs import ApiFeature
+from cuzk.porep.registry import ApiFeature
 from cuzk.porep.public_inputs import graph_of, partition_public_inputs
-from cuzk.serialize import decode
+from cuzk.ec.encoding import decode
 
 from ._records import load_records
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cuzk.errors import InputError, NonCanonicalError
-from cuzk.fields import Fr
+from cuzk.ff.fields import Fr
 from cuzk.gadgets.poseidon import hash_ints
 from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, MerkleTree, binary_arities, compute_roots,
                               fr_from_le, fr_to_le, level_arities, poseidon2_bytes, random_nodes,

@@ -1,0 +1,51 @@
+"""Sparse matrix times witness over Fr (the CPU backend's spmv) and the satisfiability check."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from cuzk.ff import limbs
+from cuzk.errors import InputError
+
+
+
+@njit(parallel=True, cache=True)
+def _spmv(indptr, indices, coeff_ids, coeffs, w, out):
+    """out[r] = sum_e coeffs[coeff_ids[e]] * w[indices[e]] over row r; ids 0 / 1 are +1 / -1."""
+    for r in prange(out.shape[0]):
+        acc = limbs.FR_ZERO
+        for e in range(indptr[r], indptr[r + 1]):
+            x = limbs.fr_load(w[indices[e]])
+            cid = coeff_ids[e]
+            if cid == 0:
+                acc = limbs.fr_add(acc, x)
+            elif cid == 1:
+                acc = limbs.fr_sub(acc, x)
+            else:
+                acc = limbs.fr_add(acc, limbs.fr_mul(limbs.fr_load(coeffs[cid]), x))
+        limbs.fr_store(out[r], acc)
+
+
+@njit(parallel=True, cache=True)
+def _violations(a, b, c, bad):
+    for r in prange(a.shape[0]):
+        bad[r] = not limbs.fr_eq(limbs.fr_mul(limbs.fr_load(a[r]), limbs.fr_load(b[r])), limbs.fr_load(c[r]))
+
+
+def evaluate(csr, witness: np.ndarray) -> np.ndarray:
+    """(m, 4) Fr Montgomery M.w for an R1CS matrix M and a (n, 4) Montgomery witness."""
+    if not isinstance(witness, np.ndarray) or witness.dtype != np.uint64 or witness.shape != (csr.shape[1], 4):
+        raise InputError(f"witness must be a ({csr.shape[1]}, 4) uint64 Fr array, got "
+                         f"{getattr(witness, 'dtype', type(witness).__name__)} {getattr(witness, 'shape', '')}")
+    out = np.empty((csr.shape[0], 4), dtype=np.uint64)
+    _spmv(csr.indptr, csr.indices, csr.coeff_ids, csr.coeffs, np.ascontiguousarray(witness), out)
+    return out
+
+
+def first_unsatisfied(a, b, c, witness: np.ndarray) -> int | None:
+    """Index of the first row with (A.w)(B.w) != C.w, or None when the witness satisfies every row."""
+    av, bv, cv = evaluate(a, witness), evaluate(b, witness), evaluate(c, witness)
+    bad = np.empty(av.shape[0], dtype=np.bool_)
+    _violations(av, bv, cv, bad)
+    hits = np.flatnonzero(bad)
+    return int(hits[0]) if hits.size else None

@@ -1,0 +1,1 @@
+"""Native (non-circuit) hashes used by sealing, trees and the SDR graph."""

@@ -1,0 +1,1 @@
+"""Small shared facilities: atomic file writes, progress and stage timing, thread fan-out."""

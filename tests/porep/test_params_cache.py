@@ -1,0 +1,142 @@
+"""Parameter discovery and cuzk's own parameter cache: names, directories, reuse, staleness, locking."""
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from cuzk.porep import params_cache as P
+from cuzk.errors import ParamsNotFoundError
+from cuzk.groth16 import as_circuit, read_vk, setup, write_params, write_vk
+from cuzk.groth16.synthetic import synthetic_circuit
+
+OFFICIAL_2KIB = ("v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-"
+                 "032d3138d22506ec0082ed72b2dcba18df18477904e35bafee82b3793b06832f")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty cuzk cache and an empty official directory (no FIL_PROOFS_PARAMETER_CACHE)."""
+    monkeypatch.delenv("FIL_PROOFS_PARAMETER_CACHE", raising=False)
+    monkeypatch.setenv("CUZK_CACHE_DIR", str(tmp_path / "cuzk"))
+    monkeypatch.setattr(P, "DEFAULT_OFFICIAL_DIR", str(tmp_path / "official"))
+    return tmp_path
+
+
+@pytest.fixture
+def count_setups(monkeypatch):
+    calls = []
+
+    def counted(circuit, rng=None):
+        calls.append(circuit.num_constraints)
+        return setup(circuit, rng)
+
+    monkeypatch.setattr(P, "setup", counted)
+    return calls
+
+
+def small_circuit(rng, rows=61):
+    return as_circuit(synthetic_circuit(rows, 2, rng))
+
+
+def test_official_names():
+    """rust-fil-proofs' parameters.json names: 2KiB above; every registered size has one."""
+    assert P.porep_stem(2048) == OFFICIAL_2KIB
+    assert P.porep_stem(32 << 30).startswith("v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-")
+    assert P.porep_stem(64 << 30).split("-sha256_hasher-")[0].endswith("8-8-2")
+    assert all(len(P.porep_stem(size).rsplit("-", 1)[1]) == 64 for size in P.OFFICIAL)
+    with pytest.raises(ParamsNotFoundError):
+        P.porep_stem(4096)
+
+
+def test_cuzk_files_carry_the_marker(cache):
+    own = P.cuzk_files(OFFICIAL_2KIB)
+    assert own.stem == "cuzk-" + OFFICIAL_2KIB and not own.official
+    assert own.params.name == f"cuzk-{OFFICIAL_2KIB}.params" and own.vk.suffix == ".vk"
+    assert P.official_files(OFFICIAL_2KIB).official
+
+
+def test_directories(tmp_path, monkeypatch):
+    monkeypatch.delenv("FIL_PROOFS_PARAMETER_CACHE", raising=False)
+    monkeypatch.delenv("CUZK_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert P.cuzk_dir() == tmp_path / "xdg" / "cuzk" / "params"
+    assert str(P.official_dir()) == "/var/tmp/filecoin-proof-parameters"
+    monkeypatch.setenv("CUZK_CACHE_DIR", str(tmp_path / "c"))
+    assert P.cuzk_dir() == tmp_path / "c" / "params"
+    monkeypatch.setenv("FIL_PROOFS_PARAMETER_CACHE", str(tmp_path / "fil"))
+    assert P.cuzk_dir() == P.official_dir() == tmp_path / "fil"
+
+
+def test_generate_once_then_reuse(cache, count_setups, rng, capsys):
+    circuit = small_circuit(rng)
+    first = P.load_or_generate("test-stem", circuit, rng=rng)
+    assert first.generated and count_setups == [circuit.num_constraints]
+    err = capsys.readouterr().err
+    assert "Groth16 setup" in err and str(first.files.params) in err
+    own = P.cuzk_files("test-stem")
+    assert first.files == own and own.params.is_file() and own.vk.is_file()
+    meta = json.loads(own.meta.read_text())
+    assert meta["generator"] == "cuzk" and meta["circuit_digest"] == P.circuit_digest(circuit)
+    assert meta["constraints"] == circuit.num_constraints
+
+    again = P.load_or_generate("test-stem", circuit)
+    assert not again.generated and count_setups == [circuit.num_constraints]  # no second setup
+    assert again.vk == first.vk and again.params.lengths() == first.params.lengths()
+    assert np.array_equal(again.params.h, first.params.h)
+    vk, files = P.find_vk("test-stem")
+    assert vk == first.vk and files == own
+
+
+def test_other_circuit_or_missing_meta_regenerates(cache, count_setups, rng):
+    a, b = small_circuit(rng), small_circuit(rng)
+    assert P.circuit_digest(a) != P.circuit_digest(b)
+    P.load_or_generate("stem", a, progress=False)
+    second = P.load_or_generate("stem", b, progress=False)  # same name, another circuit: stale
+    assert second.generated and len(count_setups) == 2
+    assert len(second.vk.ic) == b.num_inputs
+    P.cuzk_files("stem").meta.unlink()  # e.g. a setup cut short before .meta landed
+    assert P.load_or_generate("stem", b, progress=False).generated and len(count_setups) == 3
+
+
+def test_official_files_win(cache, count_setups, monkeypatch, rng):
+    """Files under the official name are used as they are, with no setup and no digest check."""
+    circuit = small_circuit(rng)
+    params = setup(circuit, rng)
+    official = cache / "fil"
+    official.mkdir()
+    monkeypatch.setenv("FIL_PROOFS_PARAMETER_CACHE", str(official))
+    write_params(official / f"{OFFICIAL_2KIB}.params", params)
+    write_vk(official / f"{OFFICIAL_2KIB}.vk", params.vk)
+    loaded = P.load_or_generate(OFFICIAL_2KIB, circuit)
+    assert loaded.files.official and not loaded.generated and count_setups == []
+    assert loaded.vk == params.vk
+    vk, files = P.find_vk(OFFICIAL_2KIB)
+    assert files.official and vk == params.vk
+
+
+def test_find_vk_without_any(cache):
+    with pytest.raises(ParamsNotFoundError, match="no verifying key"):
+        P.find_vk(OFFICIAL_2KIB)
+
+
+def test_concurrent_callers_share_one_setup(cache, count_setups, rng):
+    """Two concurrent callers: the lock makes the second wait and reuse the first's files."""
+    circuit = small_circuit(rng)
+    results, errors = [], []
+
+    def run():
+        try:
+            results.append(P.load_or_generate("shared", circuit, progress=False))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(count_setups) == 1
+    assert sorted(r.generated for r in results) == [False, True]
+    assert read_vk(P.cuzk_files("shared").vk) == results[0].vk == results[1].vk
+    assert not list((cache / "cuzk" / "params").glob("*.tmp"))
