@@ -34,8 +34,9 @@ from cuzk.porep.params_cache import LoadedParams, ParamsFiles, find_vk, load_or_
 from cuzk.porep import circuit as C
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.public_inputs import graph_of, partition_public_inputs
-from cuzk.porep.seal import Progress, Sector, seal
+from cuzk.porep.seal import Sector, seal
 from cuzk.backend.cpu.spmv import first_unsatisfied
+from cuzk.util.progress import StageTimer
 
 __all__ = ["ProveResult", "Sector", "as_c1", "prove", "prove_c1", "prove_partitions", "public_inputs",
            "seal", "verify"]
@@ -110,24 +111,24 @@ def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backen
     timings: dict[str, float] = {}
     c1, ids = as_c1(source, seed)
     name = c1.registered_proof.name
-    say = Progress(f"prove {name}", progress)
+    say = StageTimer(f"prove {name}", echo=progress)
     be = get_backend(backend) if isinstance(backend, str) else backend
 
     t = time.perf_counter()
     c1.verify(*(ids or (None, None)))
     timings["vanilla"] = time.perf_counter() - t
-    say("vanilla proofs verified")
+    say.mark("vanilla proofs verified")
 
     shape = C.StackedShape.from_config(c1.config)
     t = time.perf_counter()
     circuit = partition_circuit(shape)
     timings["circuit"] = time.perf_counter() - t
-    say(f"circuit ({circuit.num_constraints:,} constraints)")
+    say.mark(f"circuit ({circuit.num_constraints:,} constraints)")
 
     t = time.perf_counter()
     loaded = load_or_generate(porep_stem(c1.registered_proof.sector_size), circuit, progress=progress, rng=rng)
     timings["params"] = time.perf_counter() - t
-    say(f"parameters ({loaded.files.describe()})")
+    say.mark(f"parameters ({loaded.files.describe()})")
 
     def witnesses() -> Iterable[np.ndarray]:
         for k, w in enumerate(C.partition_witnesses(c1)):
@@ -145,7 +146,7 @@ def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backen
 
 def prove_partitions(params: LoadedParams, circuit: Circuit, witnesses: Iterable[np.ndarray],
                      inputs: Sequence[Sequence[int]], backend: Backend, timings: dict[str, float] | None = None,
-                     progress: Progress | None = None) -> list[Proof]:
+                     progress: StageTimer | None = None) -> list[Proof]:
     """One verified Groth16 proof per partition: each witness (ONE, inputs, aux as (n, 4) Montgomery Fr)
     must carry the expected public inputs (InputError) and satisfy the circuit
     (UnsatisfiedConstraintError); a proof that fails verification raises ProofVerificationError."""
@@ -169,7 +170,7 @@ def prove_partitions(params: LoadedParams, circuit: Circuit, witnesses: Iterable
             raise ProofVerificationError(k, f"the proof made with {params.files.describe()} does not verify")
         timings[f"verify.{k}"] = time.perf_counter() - t
         if progress is not None:
-            progress(f"partition {k + 1}/{len(inputs)} proved and verified")
+            progress.mark(f"partition {k + 1}/{len(inputs)} proved and verified")
         proofs.append(proof)
     return proofs
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
-import os
 import secrets
 import sys
 import tempfile
@@ -13,6 +12,7 @@ from pathlib import Path
 
 from cuzk import __version__
 from cuzk.errors import CuzkError, InputError
+from cuzk.util.atomic import atomic_write
 
 
 def _selftest(args: argparse.Namespace) -> int:
@@ -38,15 +38,6 @@ def _hex32(text: str) -> bytes:
 
 def _seed_arg(text: str) -> bytes:
     return secrets.token_bytes(32) if text == "random" else _hex32(text)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _print_timings(timings: dict[str, float]) -> None:
@@ -82,7 +73,7 @@ def _prove(args: argparse.Namespace) -> int:
 
     out = Path(args.out) if args.out else Path(args.c1).with_suffix(".proof")
     result = prove_c1(args.c1, backend=args.backend, progress=not args.quiet)
-    _write_atomic(out, result.proof)
+    atomic_write(out, result.proof)
     print(f"wrote {len(result.proof)} bytes ({len(result.partitions)} partition proof(s), each verified) to "
           f"{out} in {result.timings['total']:.1f} s, with {result.params.describe()}")
     if args.verbose:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-import tempfile
 from functools import cached_property
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from cuzk.ec import encoding
 from cuzk.ec.curves import G1, G2, Curve
 from cuzk.errors import CuzkError, ParamsFormatError
 from cuzk.groth16.keys import PARAMS_VECTORS, Parameters, VerifyingKey
+from cuzk.util.atomic import atomic_write
 
 _VK_POINTS = (("alpha_g1", G1), ("beta_g1", G1), ("beta_g2", G2), ("gamma_g2", G2), ("delta_g1", G1),
               ("delta_g2", G2))
@@ -129,7 +129,7 @@ def read_vk(path: str | os.PathLike, checked: bool = True) -> VerifyingKey:
 
 
 def write_vk(path: str | os.PathLike, vk: VerifyingKey) -> None:
-    _atomic_write(path, [vk_to_bytes(vk)])
+    atomic_write(path, vk_to_bytes(vk))
 
 
 class MappedParameters:
@@ -190,19 +190,4 @@ def write_params(path: str | os.PathLike, params: Parameters | MappedParameters)
             yield struct.pack(">I", len(points))
             for i in range(0, len(points), _CHUNK):
                 yield encode_points(_VECTOR_CURVE[name], points[i:i + _CHUNK])
-    _atomic_write(path, chunks())
-
-
-def _atomic_write(path: str | os.PathLike, chunks) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    atomic_write(path, chunks())

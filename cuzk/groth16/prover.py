@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -26,24 +24,11 @@ from cuzk.groth16.circuit import Circuit, as_circuit
 from cuzk.groth16.keys import PARAMS_VECTORS
 from cuzk.groth16.proof import Proof
 from cuzk.groth16.setup import random_scalar
-from cuzk.r1cs import ConstraintSystem, evaluate, fr_array
+from cuzk.r1cs import ConstraintSystem, fr_array
+from cuzk.util.progress import StageTimer
 
 log = logging.getLogger("cuzk.groth16")
 R = limbs.FR_MODULUS
-
-
-class StageTimer:
-    """Wall time per named stage (seconds), each logged as it ends."""
-
-    def __init__(self) -> None:
-        self.timings: dict[str, float] = {}
-
-    @contextmanager
-    def __call__(self, stage: str) -> Iterator[None]:
-        start = time.perf_counter()
-        yield
-        self.timings[stage] = time.perf_counter() - start
-        log.debug("prove: %-9s %8.3f s", stage, self.timings[stage])
 
 
 def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | None = None,
@@ -54,7 +39,7 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     the blinding r, s (tests only). The proof carries `timings` (seconds per stage, and "total")."""
     start = time.perf_counter()
     backend = backend or get_backend("auto")
-    stage = StageTimer()
+    stage = StageTimer("prove", logger=log)
 
     with stage("inputs"):  # a ConstraintSystem exports its CSR here: pass a Circuit to reuse one
         circuit = as_circuit(r1cs)
@@ -64,24 +49,23 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
         bases = {name: getattr(params, name) for name in PARAMS_VECTORS}
         _check_params(params.vk, bases, circuit)
     with stage("evaluate"):
-        a, b, c = _evaluations(circuit, w)
+        a, b, c = _evaluations(backend, circuit, w)
     with stage("ntt"):
         h = backend.quotient(a, b, c)
+        del a, b, c  # H replaces them (as arkworks and gnark drop them after the quotient)
     inputs, aux = w[:k], w[k:]
-    # witness scalars are mostly 0 and 1: a backend that can skip them gets them that way
-    sparse_g1 = getattr(backend, "msm_g1_sparse", backend.msm_g1)
-    sparse_g2 = getattr(backend, "msm_g2_sparse", backend.msm_g2)
+    # witness scalars are mostly 0 and 1: the sparse MSMs let a backend split those off
     with stage("msm_h"):
         h_sum = _msm(backend.msm_g1, G1, bases["h"], h)
     with stage("msm_l"):
-        l_sum = _msm(sparse_g1, G1, bases["l"], aux)
+        l_sum = _msm(backend.msm_g1_sparse, G1, bases["l"], aux)
     with stage("msm_a"):
-        a_sum = _msm(sparse_g1, G1, bases["a"], np.concatenate([inputs, aux[circuit.a_aux_density]]))
+        a_sum = _msm(backend.msm_g1_sparse, G1, bases["a"], np.concatenate([inputs, aux[circuit.a_aux_density]]))
     b_scalars = np.concatenate([inputs[circuit.b_input_density], aux[circuit.b_aux_density]])
     with stage("msm_b_g1"):
-        b1_sum = _msm(sparse_g1, G1, bases["b_g1"], b_scalars)
+        b1_sum = _msm(backend.msm_g1_sparse, G1, bases["b_g1"], b_scalars)
     with stage("msm_b_g2"):
-        b2_sum = _msm(sparse_g2, G2, bases["b_g2"], b_scalars)
+        b2_sum = _msm(backend.msm_g2_sparse, G2, bases["b_g2"], b_scalars)
     with stage("assemble"):
         points = _assemble(params.vk, h_sum, l_sum, a_sum, b1_sum, b2_sum, random_scalar(rng),
                            random_scalar(rng))
@@ -115,13 +99,13 @@ def _check_params(vk, bases: dict[str, np.ndarray], circuit: Circuit) -> None:
         raise ParameterMismatchError("parameters do not fit the circuit: " + "; ".join(wrong))
 
 
-def _evaluations(circuit: Circuit, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """a, b, c over the domain: the circuit's rows, the input rows (x_i * 0 = 0), zeros."""
+def _evaluations(backend: Backend, circuit: Circuit, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """a, b, c over the domain: the circuit's rows (A w, B w, C w), the input rows (x_i * 0 = 0), zeros."""
     m, k, n = circuit.num_constraints, circuit.num_inputs, circuit.domain_size
     out = []
     for mat in (circuit.a, circuit.b, circuit.c):
         v = Fr.zeros(n)
-        v[:m] = evaluate(mat, w)
+        v[:m] = backend.evaluate(mat, w)
         out.append(v)
     out[0][m:m + k] = w[:k]
     return out[0], out[1], out[2]

@@ -17,35 +17,34 @@ A .zkey is its own key, not an export of bellperson-layout Parameters, because s
   its odd points x_j = w_2n w_n^j: snarkjs evaluates P = A B - C on that coset and never divides by Z,
   since P (degree < 2n) vanishes on the even points, so sum_j P(x_j) L'_j(tau) = P(tau) =
   h(tau) Z(tau). bellperson's H query is [tau^i Z(tau) / delta] G1 against h's coefficients.
-write_zkey therefore runs a setup of its own over snarkjs's domain; its verifying key (returned, and
-in the file) checks snarkjs's proofs with cuzk's verifier.
+write_zkey therefore runs the setup pipeline (cuzk.groth16.setup.key_points) over snarkjs's domain
+(cuzk.ff.domain.Domain.snarkjs) with that H query; its verifying key (returned, and in the file)
+checks snarkjs's proofs with cuzk's verifier.
 """
 from __future__ import annotations
 
 import json
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from numba import njit
 
-from cuzk.ff import limbs
 from cuzk.ec.curves import G1, G2
-from cuzk.errors import InputError, SetupError
-from cuzk.ff.fields import Fr
-from cuzk.groth16.circuit import Circuit, as_circuit, transpose
+from cuzk.errors import InputError, NonCanonicalError, SetupError
+from cuzk.ff.domain import Domain
+from cuzk.ff.fields import Fq, Fr
+from cuzk.groth16.circuit import Circuit, as_circuit
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof
-from cuzk.groth16.setup import powers, random_scalar
-from cuzk.r1cs import CSR, evaluate, fr_array
+from cuzk.groth16.setup import key_points, random_scalar
+from cuzk.r1cs import CSR, fr_array
+from cuzk.util.atomic import atomic_write
 
-R = limbs.FR_MODULUS
-Q = limbs.FQ_MODULUS
+R = Fr.modulus
+Q = Fq.modulus
 FR_BYTES, FQ_BYTES = 32, 48
-SNARKJS_NQR = 5  # ffjavascript's smallest quadratic non-residue of Fr: its roots of unity are powers of 5^t
-_TWO_ADICITY = 32
 _COEF = np.dtype([("matrix", "<u4"), ("constraint", "<u4"), ("signal", "<u4"), ("value", "<u8", (4,))])
 
 
@@ -56,17 +55,12 @@ class SnarkjsFormatError(InputError):
 # ---------------------------------------------------------------- iden3 binary container
 def _write_bin(path: str | os.PathLike, magic: bytes, version: int, sections: list[tuple[int, bytes]]) -> None:
     """Write the container atomically (a temporary file renamed over `path`)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        with tmp.open("wb") as f:
-            f.write(magic + np.array([version, len(sections)], "<u4").tobytes())
-            for sid, data in sections:
-                f.write(np.array([sid], "<u4").tobytes() + np.array([len(data)], "<u8").tobytes())
-                f.write(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    def chunks():
+        yield magic + np.array([version, len(sections)], "<u4").tobytes()
+        for sid, data in sections:
+            yield np.array([sid], "<u4").tobytes() + np.array([len(data)], "<u8").tobytes()
+            yield data
+    atomic_write(path, chunks())
 
 
 def _read_bin(path: str | os.PathLike, magic: bytes, max_version: int) -> dict[int, memoryview]:
@@ -116,32 +110,12 @@ def _check_prime(buf: memoryview, path, what: str, prime: int, nbytes: int) -> i
 
 
 # ---------------------------------------------------------------- field elements and points
-def _below(limbs: np.ndarray, modulus: int) -> np.ndarray:
-    """Bool mask over (..., nlimbs) plain limb arrays: value < modulus."""
-    below = np.zeros(limbs.shape[:-1], bool)
-    equal = np.ones(limbs.shape[:-1], bool)
-    for i in range(limbs.shape[-1] - 1, -1, -1):
-        m = np.uint64((modulus >> (64 * i)) & (2**64 - 1))
-        below |= equal & (limbs[..., i] < m)
-        equal &= limbs[..., i] == m
-    return below
-
-
-def _plain_fr(mont: np.ndarray) -> np.ndarray:
-    out = np.empty_like(mont)
-    limbs.fr_from_mont_arr(np.ascontiguousarray(mont), out)
-    return out
-
-
 def _mont_fr(plain: np.ndarray, path, what: str) -> np.ndarray:
     """Montgomery Fr from plain (n, 4) limbs, rejecting values >= r."""
-    plain = np.ascontiguousarray(plain, dtype=np.uint64)
-    bad = np.flatnonzero(~_below(plain, R))
-    if bad.size:
-        raise SnarkjsFormatError(f"{path}: {what} {bad[0]} is not below r")
-    out = np.empty_like(plain)
-    limbs.fr_to_mont_arr(plain, out)
-    return out
+    try:
+        return Fr.from_canonical_limbs(np.asarray(plain, dtype=np.uint64), what)
+    except NonCanonicalError as e:
+        raise SnarkjsFormatError(f"{path}: {e}") from e
 
 
 def _points(buf: memoryview, curve, path, what: str, subgroup: bool = False) -> np.ndarray:
@@ -152,7 +126,8 @@ def _points(buf: memoryview, curve, path, what: str, subgroup: bool = False) -> 
     if len(buf) % size:
         raise SnarkjsFormatError(f"{path}: {what}: {len(buf)} bytes is not a whole number of points")
     pts = np.frombuffer(buf, "<u8").astype(np.uint64).reshape(-1, *shape)
-    ok = _below(pts.reshape(-1, 6), Q).reshape(len(pts), -1).all(axis=1)
+    ok = Fq.is_canonical(pts)
+    ok = ok.all(axis=tuple(range(1, ok.ndim)))
     if ok.all():
         ok = curve.in_subgroup(pts) if subgroup else curve.is_on_curve(pts)
     bad = np.flatnonzero(~ok)
@@ -190,7 +165,7 @@ def _constraint_words(c: Circuit) -> np.ndarray:
         rank = np.arange(m.nnz) - np.repeat(m.indptr[:-1], counts[:, j])
         pos = np.repeat(lc_start[:, j], counts[:, j]) + 1 + 9 * rank
         words[pos] = m.indices
-        words[pos[:, None] + np.arange(1, 9)] = _plain_fr(m.coeffs).view("<u4")[m.coeff_ids]
+        words[pos[:, None] + np.arange(1, 9)] = Fr.to_canonical_limbs(m.coeffs).view("<u4")[m.coeff_ids]
     return words
 
 
@@ -273,7 +248,7 @@ def write_wtns(path: str | os.PathLike, witness) -> None:
     """Write a full assignment (ONE, inputs, aux; (n, 4) Montgomery Fr or ints) as a .wtns file."""
     w = fr_array(witness)
     head = _field_header(R, FR_BYTES) + _u32(len(w))
-    _write_bin(path, b"wtns", 2, [(1, head), (2, _plain_fr(w).astype("<u8").tobytes())])
+    _write_bin(path, b"wtns", 2, [(1, head), (2, Fr.to_canonical_limbs(w).astype("<u8").tobytes())])
 
 
 def read_wtns(path: str | os.PathLike) -> np.ndarray:
@@ -305,13 +280,6 @@ class ZKey:
     h: np.ndarray
 
 
-def snarkjs_root_of_unity(log_n: int) -> int:
-    """snarkjs's primitive 2^log_n-th root of unity: (5^((r-1)/2^32))^(2^(32-log_n))."""
-    if not 0 <= log_n <= _TWO_ADICITY:
-        raise InputError(f"log_n must be in [0, {_TWO_ADICITY}], got {log_n}")
-    return pow(SNARKJS_NQR, (R - 1) >> log_n, R)
-
-
 def setup_zkey(r1cs, path: str | os.PathLike, rng: np.random.Generator | None = None) -> VerifyingKey:
     """A .zkey for `r1cs` from fresh toxic waste (`rng` makes it reproducible: tests only)."""
     return write_zkey(path, r1cs, *(random_scalar(rng) for _ in range(5)))
@@ -325,48 +293,25 @@ def write_zkey(path: str | os.PathLike, r1cs, tau: int, alpha: int, beta: int, g
     if not all(isinstance(x, int) and 0 < x < R for x in (tau, alpha, beta, gamma, delta)):
         raise InputError("toxic waste must be integers in [1, r)")
     c = as_circuit(r1cs)
-    m, k, n_vars = c.num_constraints, c.num_inputs, c.a.shape[1]
-    n = c.domain_size
-    log_n = n.bit_length() - 1
-    if log_n >= _TWO_ADICITY:
-        raise InputError(f"a domain of 2^{log_n} has no odd coset in snarkjs's 2^32 root tower")
-    delta_inv = pow(delta, -1, R)
-
-    lagrange = _lagrange_at(tau, n, 1, snarkjs_root_of_unity(log_n), m + k)
-    u, v, w = (evaluate(transpose(mat), np.ascontiguousarray(lagrange[:m])) for mat in (c.a, c.b, c.c))
-    u[:k] = Fr.add(u[:k], lagrange[m:])  # snarkjs's input constraints, as bellperson's
-    ext = Fr.add(Fr.add(Fr.mul(u, _fr(beta)), Fr.mul(v, _fr(alpha))), w)
-    ic = Fr.mul(ext[:k], _fr(pow(gamma, -1, R)))
-    l = Fr.mul(ext[k:], _fr(delta_inv))
-    h = Fr.mul(_lagrange_at(tau, 2 * n, snarkjs_root_of_unity(log_n + 1), snarkjs_root_of_unity(log_n), n),
-               _fr(delta_inv))
-
-    g1_parts = [ic, u, v, l, h, Fr.from_ints([alpha, beta, delta])]
-    ic_p, a_p, b1_p, l_p, h_p, (alpha_g1, beta_g1, delta_g1) = _split(
-        G1.generator_mul(np.concatenate(g1_parts)), [len(x) for x in g1_parts])
-    b2_p, (beta_g2, gamma_g2, delta_g2) = _split(
-        G2.generator_mul(np.concatenate([v, Fr.from_ints([beta, gamma, delta])])), [len(v), 3])
-    vk = VerifyingKey(alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2, ic_p)
+    k, n_vars = c.num_inputs, c.a.shape[1]
+    domain = Domain.snarkjs(Domain.for_size(c.rows).log_n)
+    n = domain.n
+    # The H query: the 2n-domain's Lagrange basis at its odd points w_2n^(2j+1) = shift w_n^j.
+    double = Domain.snarkjs(domain.log_n + 1)
+    if double.vanishing(tau) == 0:
+        raise SetupError("tau hit a point of the evaluation domain: run setup again")
+    keys = key_points(c, domain, double.lagrange_at(tau, n, start=1, step=2), tau, alpha, beta, gamma, delta)
+    vk = keys.vk
 
     header = (_field_header(Q, FQ_BYTES) + _field_header(R, FR_BYTES) + _u32(n_vars, k - 1, n)
-              + b"".join(_point_bytes(p) for p in (alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2)))
+              + b"".join(_point_bytes(p) for p in (vk.alpha_g1, vk.beta_g1, vk.beta_g2, vk.gamma_g2,
+                                                   vk.delta_g1, vk.delta_g2)))
     coefs = _zkey_coefficients(c)
     _write_bin(path, b"zkey", 1, [
-        (1, _u32(1)), (2, header), (3, _point_bytes(ic_p)), (4, _u32(len(coefs)) + coefs.tobytes()),
-        (5, _point_bytes(a_p)), (6, _point_bytes(b1_p)), (7, _point_bytes(b2_p)), (8, _point_bytes(l_p)),
-        (9, _point_bytes(h_p)), (10, bytes(64) + _u32(0))])
+        (1, _u32(1)), (2, header), (3, _point_bytes(vk.ic)), (4, _u32(len(coefs)) + coefs.tobytes()),
+        (5, _point_bytes(keys.a)), (6, _point_bytes(keys.b_g1)), (7, _point_bytes(keys.b_g2)),
+        (8, _point_bytes(keys.l)), (9, _point_bytes(keys.h)), (10, bytes(64) + _u32(0))])
     return vk
-
-
-def _lagrange_at(tau: int, size: int, shift: int, omega: int, count: int) -> np.ndarray:
-    """L_j(tau) for j < count, the Lagrange polynomials of the size-`size` domain through the points
-    x_j = shift omega^j: L_j(tau) = (tau^size - 1) / size * x_j / (tau - x_j)."""
-    x = Fr.mul(powers(omega, count), _fr(shift))
-    diff = Fr.sub(np.broadcast_to(_fr(tau), x.shape), x)
-    if not diff.any(axis=1).all():
-        raise SetupError("tau hit a point of the evaluation domain: run setup again")
-    scale = (pow(tau, size, R) - 1) * pow(size, -1, R) % R
-    return Fr.mul(Fr.mul(x, Fr.batch_inv(diff)), _fr(scale))
 
 
 def _zkey_coefficients(c: Circuit) -> np.ndarray:
@@ -382,9 +327,7 @@ def _zkey_coefficients(c: Circuit) -> np.ndarray:
     order = np.lexsort((matrix, rows))  # stable: terms keep their order within a row
     out = np.empty(len(order), _COEF)
     out["matrix"], out["constraint"], out["signal"] = matrix[order], rows[order], signals[order]
-    doubled = np.empty_like(values)
-    limbs.fr_to_mont_arr(np.ascontiguousarray(values[order]), doubled)
-    out["value"] = doubled
+    out["value"] = Fr.from_canonical_limbs(values[order])  # the limbs of c R, read as an integer, times R
     return out
 
 
@@ -416,14 +359,6 @@ def read_zkey(path: str | os.PathLike) -> ZKey:
     a, b1, b2, cq, h = (_points(_section(sections, sid, path, num * (96 if curve is G1 else 192)),
                                 curve, path, name) for sid, curve, num, name in vectors)
     return ZKey(vk, n_vars, n_pub, n, count, a, b1, b2, cq, h)
-
-
-def _fr(x: int) -> np.ndarray:
-    return Fr.from_ints([x])[0]
-
-
-def _split(points: np.ndarray, sizes: list[int]) -> list[np.ndarray]:
-    return np.split(points, np.cumsum(sizes)[:-1])
 
 
 # ---------------------------------------------------------------- JSON (verification key, proof, public)

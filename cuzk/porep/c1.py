@@ -28,6 +28,7 @@ from cuzk.porep.registry import RegisteredProof, get_proof
 from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, binary_arities, compute_roots, level_arities,
                               tree_r_shape)
 from cuzk.porep.vanilla import ChallengeProof, ColumnProof, LabelProof, verify_all
+from cuzk.util.atomic import atomic_write
 
 _SIZE_LABELS = {2048: "2KiB", 8 << 20: "8MiB", 512 << 20: "512MiB", 32 << 30: "32GiB", 64 << 30: "64GiB"}
 
@@ -78,10 +79,7 @@ class C1Output:
 
     def write(self, path: str | os.PathLike) -> None:
         """Write the JSON atomically (temporary file beside it, then rename)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.dumps())
-        os.replace(tmp, path)
+        atomic_write(path, self.dumps().encode())
 
     # -------------------------------------------------------------- reading
     @classmethod

@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
-import tempfile
-import time
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -28,6 +25,8 @@ from numba import njit, prange
 
 from cuzk.errors import InputError
 from cuzk.porep.registry import BASE_DEGREE, DEGREE, EXP_DEGREE, ApiVersion, RegisteredProof, get_proof
+from cuzk.util.atomic import atomic_path
+from cuzk.util.progress import Progress
 
 DRSAMPLE_DST = b"Filecoin_DRSample"
 FEISTEL_DST = b"Filecoin_Feistel"
@@ -278,19 +277,13 @@ ProofLike = SdrGraph | RegisteredProof | int | str
 
 def _fill(graph: SdrGraph, out: np.ndarray, label: str) -> None:
     """Fill `out` with the graph's parents in steps of 2**20 nodes (smaller steps pay a large
-    parallel-launch overhead); progress goes to stderr, at most once a second, after the first 2 s."""
+    parallel-launch overhead); a progress bar goes to stderr once the fill has taken 2 s."""
     step = 1 << 20
-    t0 = last = time.perf_counter()
-    shown = False
-    for lo in range(0, graph.nodes, step):
-        hi = min(graph.nodes, lo + step)
-        out[lo:hi] = graph.parents(lo, hi)
-        now = time.perf_counter()
-        done = hi == graph.nodes
-        if (shown and (now - last > 1.0 or done)) or (not shown and not done and now - t0 > 2.0):
-            shown, last = True, now
-            msg = f"\rparents cache {label}: {hi / graph.nodes:6.1%} of {graph.nodes} nodes, {now - t0:.0f} s"
-            print(msg, end="\n" if done else "", file=sys.stderr, flush=True)
+    with Progress(f"parents cache {label}", total=graph.nodes, unit="node", unit_scale=True, delay=2.0) as bar:
+        for lo in range(0, graph.nodes, step):
+            hi = min(graph.nodes, lo + step)
+            out[lo:hi] = graph.parents(lo, hi)
+            bar.update(hi - lo)
 
 
 def parents_cache(proof: ProofLike, path: str | os.PathLike | None = None) -> np.ndarray:
@@ -317,15 +310,9 @@ def parents_cache(proof: ProofLike, path: str | os.PathLike | None = None) -> np
     shape = (graph.nodes, DEGREE)
     if target.is_file() and target.stat().st_size == graph.nodes * DEGREE * 4:
         return np.memmap(target, dtype="<u4", mode="r", shape=shape)
-    fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    try:
+    with atomic_path(target) as tmp:
         out = np.memmap(tmp, dtype="<u4", mode="w+", shape=shape)
         _fill(graph, out, label)
         out.flush()
         del out
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return np.memmap(target, dtype="<u4", mode="r", shape=shape)

@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +34,8 @@ import numpy as np
 
 from cuzk.errors import ParamsNotFoundError
 from cuzk.groth16 import Circuit, VerifyingKey, read_params, read_vk, setup, write_params, write_vk
+from cuzk.util.atomic import atomic_write
+from cuzk.util.progress import Progress
 
 log = logging.getLogger("cuzk.params")
 
@@ -186,10 +187,10 @@ def _generate(own: ParamsFiles, official: ParamsFiles, circuit: Circuit, digest:
                    f"are {why}. Running a Groth16 setup of {circuit.num_constraints:,} constraints "
                    f"(domain {circuit.domain_size:,}) once; it is cached as {own.params}")
     start = time.perf_counter()
-    with _ticker(progress, "Groth16 setup"):
+    with Progress("cuzk: Groth16 setup", enabled=progress):
         params = setup(circuit, rng)
     seconds = time.perf_counter() - start
-    with _ticker(progress, "writing parameters"):
+    with Progress("cuzk: writing parameters", enabled=progress):
         write_params(own.params, params)
         write_vk(own.vk, params.vk)
     meta = {"generator": "cuzk", "stem": own.stem, "circuit_digest": digest,
@@ -197,9 +198,7 @@ def _generate(own: ParamsFiles, official: ParamsFiles, circuit: Circuit, digest:
             "domain_size": circuit.domain_size, "setup_seconds": round(seconds, 1),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "note": "cuzk's own Groth16 setup, NOT the Filecoin ceremony's parameters"}
-    tmp = own.meta.with_name(own.meta.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(meta, indent=1))
-    os.replace(tmp, own.meta)
+    atomic_write(own.meta, json.dumps(meta, indent=1).encode())
     _say(progress, f"cuzk: setup done in {seconds:.1f} s; wrote {own.params} and {own.vk}")
     return params
 
@@ -223,26 +222,3 @@ def _locked(files: ParamsFiles, progress: bool) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
-
-
-@contextmanager
-def _ticker(enabled: bool, what: str, every: float = 30.0) -> Iterator[None]:
-    """Print '<what>: 1m30s elapsed' to stderr every `every` seconds while the block runs (when the GIL
-    lets the thread run: long compiled kernels delay it)."""
-    if not enabled:
-        yield
-        return
-    done, start = threading.Event(), time.perf_counter()
-
-    def tick() -> None:
-        while not done.wait(every):
-            m, s = divmod(int(time.perf_counter() - start), 60)
-            print(f"cuzk: {what}: {m}m{s:02d}s elapsed", file=sys.stderr, flush=True)
-
-    thread = threading.Thread(target=tick, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()

@@ -17,10 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import sys
-import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,25 +32,11 @@ from cuzk.porep.public_inputs import graph_of, node_parents
 from cuzk.porep.trees import (POSEIDON, SHA256, MerkleTree, binary_arities, fr_from_le, fr_to_le,
                               level_arities, poseidon2_bytes, tree_r_shape)
 from cuzk.porep.vanilla import ChallengeProof, build_proofs, column_hashes
+from cuzk.util.atomic import atomic_dir
+from cuzk.util.progress import Progress, StageTimer
 
 FORMAT = 1
 _FILES = ("meta.json", "data.bin", "sealed.bin", "labels.npy", "tree_d.npy", "tree_c.npy", "tree_r_last.npy")
-
-
-class Progress:
-    """Stage timings on stderr ("seal 8MiB: labels layer 2/2 ... 12.3 s"); `timeline` keeps them."""
-
-    def __init__(self, label: str, enabled: bool = True) -> None:
-        self.label, self.enabled = label, enabled
-        self.t0 = self.last = time.perf_counter()
-        self.timeline: list[tuple[str, float]] = []
-
-    def __call__(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.timeline.append((stage, now - self.last))
-        self.last = now
-        if self.enabled:
-            print(f"{self.label}: {stage} done, {now - self.t0:.1f} s", file=sys.stderr, flush=True)
 
 
 def _b32(name: str, v: bytes) -> bytes:
@@ -101,46 +83,40 @@ def seal(proof: RegisteredProof | int | str, out_dir: str | os.PathLike, *, prov
     out = Path(out_dir)
     if out.exists():
         raise SectorError(f"{out} already exists")
-    prog = Progress(f"seal {p.name}", progress)
+    prog = StageTimer(f"seal {p.name}", echo=progress)
     leaves = _read_data(data, p.sector_size)
     data_fr = fr_from_le(leaves, "data node")  # every node must be a canonical Fr
     tree_d = MerkleTree.build(SHA256, leaves, binary_arities(p.nodes))
     comm_d = tree_d.root
-    prog("tree_d")
+    prog.mark("tree_d")
     rid = make_replica_id(prover_id, sector_id, ticket, comm_d, p.porep_id)
     parents = parents_cache(p, parents_dir) if parents_dir is not None else parents_cache(p)
-    prog("parents")
+    prog.mark("parents")
     labels = np.empty((p.layers, p.nodes, 32), np.uint8)
-    for layer in range(1, p.layers + 1):
-        labels[layer - 1] = layer_labels(parents, rid, layer, labels[layer - 2] if layer > 1 else None)
-        prog(f"labels layer {layer}/{p.layers}")
+    with Progress(f"seal {p.name}: labels", total=p.layers, unit="layer", enabled=progress) as bar:
+        for layer in range(1, p.layers + 1):
+            labels[layer - 1] = layer_labels(parents, rid, layer, labels[layer - 2] if layer > 1 else None)
+            bar.update()
+    prog.mark("labels")
     r_arities = level_arities(p.nodes, tree_r_shape(p.nodes))
     tree_c = MerkleTree.build(POSEIDON, column_hashes(labels.transpose(1, 0, 2)), r_arities)
-    prog("tree_c")
+    prog.mark("tree_c")
     replica = Fr.add(fr_from_le(labels[-1], "label"), data_fr)
     tree_r = MerkleTree.build(POSEIDON, replica, r_arities)
-    prog("tree_r_last")
+    prog.mark("tree_r_last")
     meta = {"format": FORMAT, "registered_proof": p.name, "prover_id": prover_id.hex(),
             "sector_id": sector_id, "ticket": ticket.hex(), "replica_id": rid.hex(), "comm_d": comm_d.hex(),
             "comm_c": tree_c.root.hex(), "comm_r_last": tree_r.root.hex(),
             "comm_r": poseidon2_bytes(tree_c.root, tree_r.root).hex()}
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", suffix=".tmp", dir=out.parent))
-    try:
+    with atomic_dir(out) as tmp:
         (tmp / "data.bin").write_bytes(leaves.tobytes())
         (tmp / "sealed.bin").write_bytes(fr_to_le(replica).tobytes())
         np.save(tmp / "labels.npy", labels)
         for name, tree in (("tree_d", tree_d), ("tree_c", tree_c), ("tree_r_last", tree_r)):
             np.save(tmp / f"{name}.npy", _levels_bytes(tree))
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
-        for f in _FILES:
-            with open(tmp / f, "rb") as fh:
-                os.fsync(fh.fileno())
-        os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    prog("write")
+    prog.mark("write")
     return Sector.open(out)
 
 

@@ -23,10 +23,10 @@ from cuzk.porep.challenges import PoRepConfig, partition_challenges
 from cuzk.porep.labels import expand_label_parents, label_node, replica_id as make_replica_id
 from cuzk.porep.registry import BASE_DEGREE, RegisteredProof, get_proof
 from cuzk.porep.public_inputs import graph_of, node_parents
-from cuzk.porep.seal import Progress
 from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, MerkleTree, binary_arities, fr_from_le,
                               level_arities, poseidon2_bytes, random_nodes, tree_r_shape)
 from cuzk.porep.vanilla import build_proofs, column_hashes
+from cuzk.util.progress import StageTimer
 
 
 class ZeroTree:
@@ -59,14 +59,14 @@ def synthetic_c1(proof: RegisteredProof | int | str, *, prover_id: bytes, sector
     if config.feature is not None:
         raise InputError(f"synthetic C1 needs interactive challenges; {p.name} derives them from comm_r")
     rng = rng or np.random.default_rng()
-    prog = Progress(f"synthetic C1 {p.name}", progress)
+    prog = StageTimer(f"synthetic C1 {p.name}", echo=progress)
     tree_d = ZeroTree(p.nodes)
     rid = make_replica_id(prover_id, sector_id, ticket, tree_d.root, p.porep_id)
     graph = graph_of(config)
     challenges = [partition_challenges(config, rid, seed, None, k) for k in range(config.partitions)]
     flat = sorted({c for part in challenges for c in part})
     parents = {c: node_parents(graph, c) for c in flat}
-    prog("challenges and parents")
+    prog.mark("challenges and parents")
 
     touched = sorted(set(flat).union(*map(set, parents.values())))
     slot = {n: i for i, n in enumerate(touched)}
@@ -80,17 +80,17 @@ def synthetic_c1(proof: RegisteredProof | int | str, *, prover_id: bytes, sector
             exp = [cols[slot[q], layer - 2].tobytes() for q in par[BASE_DEGREE:]] if layer > 1 else []
             cols[slot[c], layer - 1] = np.frombuffer(
                 label_node(rid, layer, c, expand_label_parents(layer, base + exp)), np.uint8)
-    prog("labels")
+    prog.mark("labels")
 
     arities = level_arities(p.nodes, tree_r_shape(p.nodes))
     tree_c = MerkleTree.sparse(POSEIDON, np.array(touched), column_hashes(cols), arities, rng)
-    prog("tree_c")
+    prog.mark("tree_c")
     ch_idx = np.array([slot[c] for c in flat])
     tree_r = MerkleTree.sparse(POSEIDON, np.array(flat), fr_from_le(cols[ch_idx, -1], "label"), arities, rng)
-    prog("tree_r_last")
+    prog.mark("tree_r_last")
     comm_r = poseidon2_bytes(tree_c.root, tree_r.root)
     columns = lambda nodes: cols[[slot[int(n)] for n in nodes]]  # noqa: E731
     vanilla = [build_proofs(part, [parents[c] for c in part], columns, tree_d, tree_c, tree_r)
                for part in challenges]
-    prog("vanilla proofs")
+    prog.mark("vanilla proofs")
     return C1Output(p, vanilla, comm_r, tree_d.root, rid, bytes(seed), bytes(ticket))

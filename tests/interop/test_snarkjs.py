@@ -1,5 +1,5 @@
 """cuzk.interop.snarkjs: .r1cs / .wtns / .zkey files and snarkjs JSON, against fixtures made once with
-snarkjs 0.7.6 (tests/data/snarkjs/README.md says how) and fresh random round trips."""
+snarkjs 0.7.6 (tests/interop/data/snarkjs/README.md says how) and fresh random round trips."""
 from __future__ import annotations
 
 import json
@@ -131,35 +131,6 @@ def test_json_round_trips_random_points():
     assert not identity.a.any() and not identity.b.any()
     public = [0, 1, R - 1]
     assert sj.read_public_json(sj.public_to_json(public)) == public
-
-
-# ---------------------------------------------------------------- snarkjs's domain and H query
-def test_snarkjs_roots_of_unity():
-    assert pow(sj.SNARKJS_NQR, (R - 1) // 2, R) == R - 1  # 5 is a non-residue; 2 and 3 are residues
-    assert pow(2, (R - 1) // 2, R) == 1 and pow(3, (R - 1) // 2, R) == 1
-    w16 = sj.snarkjs_root_of_unity(16)  # printed by ffjavascript 0.3 (Fr.w[16]) for bls12381
-    assert w16 == 46605497109352149548364111935960392432509601054990529243781317021485154656122
-    assert pow(w16, 1 << 16, R) == 1 and pow(w16, 1 << 15, R) != 1
-    assert pow(sj.snarkjs_root_of_unity(17), 2, R) == w16
-
-
-def test_odd_coset_lagrange_recovers_h_times_z():
-    """sum_j P(x_j) L'_j(tau) = P(tau) for P = q Z, deg q < n, x_j the odd points of the 2n-domain
-    (snarkjs's H query), and sum_j f(w^j) L_j(tau) = f(tau) on the n-domain for deg f < n."""
-    n = 8
-    tau = random.randrange(1, R)
-    w, inc = sj.snarkjs_root_of_unity(3), sj.snarkjs_root_of_unity(4)
-    q = [random.randrange(R) for _ in range(n - 1)]
-
-    def p(x):
-        return sum(c * pow(x, i, R) for i, c in enumerate(q)) * (pow(x, n, R) - 1) % R
-
-    odd = Fr.to_ints(sj._lagrange_at(tau, 2 * n, inc, w, n))
-    assert sum(p(inc * pow(w, j, R)) * lj for j, lj in enumerate(odd)) % R == p(tau)
-    f = [random.randrange(R) for _ in range(n)]
-    lag = Fr.to_ints(sj._lagrange_at(tau, n, 1, w, n))
-    assert sum(sum(c * pow(w, i * j, R) for i, c in enumerate(f)) * lj for j, lj in enumerate(lag)) % R \
-        == sum(c * pow(tau, i, R) for i, c in enumerate(f)) % R
 
 
 # ---------------------------------------------------------------- bad input
