@@ -5,13 +5,11 @@ import time
 
 import numpy as np
 
+from bench import peers
 from bench.common import device_name, median_ms, print_table, record
 from cuzk.backend import get_backend
 from cuzk.ec.curves import G1, G2
 from cuzk.ff.fields import Fq, Fr
-
-# sppark on the H200, points and scalars on the GPU (shared/ANCHORS.md)
-SPPARK_MS = {("g1", 20): 20, ("g1", 22): 53, ("g1", 24): 154, ("g2", 20): 47, ("g2", 22): 138}
 
 
 def add_parser(sub) -> None:
@@ -53,20 +51,20 @@ def run(args) -> None:
             bases, scalars = curve.random(n, rng), Fr.random(n, rng)
             ms = median_ms(lambda: msm(bases, scalars), args.repeat)
             row = {"bench": f"msm_{group}", "backend": backend.name, "device": device, "n": n,
-                   "ms": round(ms, 2), "points_per_s": n / ms * 1e3}
+                   "ms": round(ms, 2), **peers.peer_fields(f"msm_{group}", n, backend.name)}
             if args.backend == "cpu" and not args.no_peer:
                 peer_ms, peer_xy = _arkworks_msm(group, bases, scalars)
                 ours_xy = Fq.to_bytes(msm(bases, scalars).reshape(-1, 6))
                 if peer_xy != ours_xy:
                     raise SystemExit(f"msm_{group} n={n}: result differs from arkworks")
                 row.update(peer="arkworks (1 thread)", peer_ms=round(peer_ms, 2))
-            elif (group, log_n) in SPPARK_MS and args.backend == "cuda":
-                row.update(peer="sppark", peer_ms=SPPARK_MS[group, log_n])
-            if row.get("peer_ms"):
-                row["ratio"] = ms / row["peer_ms"]
+            elif "peer" in row:
+                row["note"] = "peer: sppark on the H200 from ANCHORS.md (2026-11-30), not run here"
             rows.append(row)
     print(f"MSM on {device} (median of {args.repeat}; results checked against the peer on the CPU)")
-    print_table(rows, [("bench", "bench", ""), ("n", "n", "d"), ("ms", "ms", ".1f"),
-                       ("points_per_s", "points/s", ".3g"), ("peer", "peer", ""),
-                       ("peer_ms", "peer ms", ".1f"), ("ratio", "ours/peer", ".2f")])
-    print("recorded in", record(rows, f"msm_{backend.name}.jsonl"))
+    shown = [{**r, "points_per_s": r["n"] / r["ms"] * 1e3,
+              "ratio": r["ms"] / r["peer_ms"] if r.get("peer_ms") else None} for r in rows]
+    print_table(shown, [("bench", "bench", ""), ("n", "n", "d"), ("ms", "ms", ".1f"),
+                        ("points_per_s", "points/s", ".3g"), ("peer", "peer", ""),
+                        ("peer_ms", "peer ms", ".1f"), ("ratio", "ours/peer", ".2f")])
+    print("recorded in", *record(rows, "msm"))

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from bench import peers
 from bench.common import device_name, median_ms, print_table, record
 from cuzk.backend import get_backend
 from cuzk.ff.fields import Fr
 
-# sppark on the H200, data on the GPU (shared/ANCHORS.md), forward only
-SPPARK_FORWARD_MS = {20: 0.28, 22: 1.13, 24: 4.75, 26: 23.8}
+KINDS = ("ntt", "intt", "coset_ntt", "coset_intt")  # bench names of BENCH.md and Backend methods alike
 
 
 def add_parser(sub) -> None:
@@ -25,14 +25,15 @@ def run(args) -> None:
     rows = []
     for log_n in map(int, args.log_sizes.split(",")):
         values = Fr.random(1 << log_n, np.random.default_rng(log_n))
-        for kind in ("ntt", "intt", "coset_ntt", "coset_intt"):
+        for kind in KINDS:
             ms = median_ms(lambda: getattr(backend, kind)(values), args.repeat)
-            peer = SPPARK_FORWARD_MS.get(log_n) if kind == "ntt" and args.backend == "cuda" else None
-            rows.append({"bench": "ntt", "kind": kind, "backend": backend.name, "device": device,
-                         "n": 1 << log_n, "ms": round(ms, 3), "elements_per_s": (1 << log_n) / ms * 1e3,
-                         "peer": "sppark" if peer else None, "peer_ms": peer,
-                         "ratio": ms / peer if peer else None})
+            peer = peers.peer_fields(kind, 1 << log_n, backend.name)
+            rows.append({"bench": kind, "backend": backend.name, "device": device, "n": 1 << log_n,
+                         "ms": round(ms, 3), **peer, "note": "numpy in and out (host copies included); "
+                         "peer: sppark from ANCHORS.md, data on the GPU" if peer else None})
     print(f"NTT over Fr on {device}")
-    print_table(rows, [("kind", "kind", ""), ("n", "n", "d"), ("ms", "ms", ".2f"),
-                       ("elements_per_s", "elem/s", ".3g"), ("ratio", "ours/sppark", ".2f")])
-    print("recorded in", record(rows, f"ntt_{backend.name}.jsonl"))
+    shown = [{**r, "elements_per_s": r["n"] / r["ms"] * 1e3,
+              "ratio": r["ms"] / r["peer_ms"] if r.get("peer_ms") else None} for r in rows]
+    print_table(shown, [("bench", "transform", ""), ("n", "n", "d"), ("ms", "ms", ".2f"),
+                        ("elements_per_s", "elem/s", ".3g"), ("ratio", "ours/sppark", ".2f")])
+    print("recorded in", *record(rows, "ntt"))

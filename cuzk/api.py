@@ -33,7 +33,8 @@ from cuzk.groth16 import PROOF_BYTES, Circuit, Proof, VerifyingKey, as_circuit
 from cuzk.porep.params_cache import LoadedParams, ParamsFiles, find_vk, load_or_generate, porep_stem
 from cuzk.porep import circuit as C
 from cuzk.porep.c1 import C1Output
-from cuzk.porep.public_inputs import graph_of, partition_public_inputs
+from cuzk.porep.graph import SdrGraph
+from cuzk.porep.public_inputs import partition_public_inputs
 from cuzk.porep.seal import Sector, seal
 from cuzk.backend.cpu.spmv import first_unsatisfied
 from cuzk.util.progress import StageTimer
@@ -82,7 +83,7 @@ def public_inputs(c1: C1Output) -> list[list[int]]:
     """The public inputs (without ONE) of every partition, from the C1's replica_id, comm_d, comm_r and
     seed (challenges -> parents -> inputs)."""
     config = c1.config
-    graph = graph_of(config)
+    graph = SdrGraph.for_config(config)
     return [partition_public_inputs(config, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, k, graph)
             for k in range(config.partitions)]
 

@@ -17,6 +17,23 @@ class BackendUnavailableError(CuzkError, RuntimeError):
     """The requested compute backend (e.g. CUDA) cannot run on this machine."""
 
 
+class VramBudgetError(CuzkError, MemoryError):
+    """A GPU job whose estimated device memory does not fit the VRAM budget: says what the job needs,
+    what the budget allows (and how much of it prepared bases already hold) and where it came from."""
+
+    def __init__(self, what: str, needed: int, allowed: int, source: str, held: int = 0) -> None:
+        self.what, self.needed, self.allowed, self.source, self.held = what, needed, allowed, source, held
+        of_which = f", of which prepared bases hold {_size(held)}" if held else ""
+        super().__init__(f"{what} needs {_size(needed)} of GPU memory, but the VRAM budget is {_size(allowed)}"
+                         f"{of_which} (budget from {source}); set a larger CUZK_VRAM_BUDGET or use a GPU "
+                         "with more memory")
+
+
+def _size(nbytes: int) -> str:
+    """Bytes in GiB (two decimals), or in MiB below 0.1 GiB."""
+    return f"{nbytes / (1 << 30):.2f} GiB" if nbytes >= 0.1 * (1 << 30) else f"{nbytes / (1 << 20):.1f} MiB"
+
+
 class UnsatisfiedConstraintError(CuzkError):
     """A witness does not satisfy a constraint system; `index` is the first failing constraint."""
 

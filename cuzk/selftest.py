@@ -8,8 +8,8 @@ import time
 import numpy as np
 
 from cuzk.backend import get_backend
-from cuzk.backend.cpu.ntt import root_of_unity
 from cuzk.ec.curves import G1, G2, Curve
+from cuzk.ff.domain import Domain
 from cuzk.ff.fields import Fr
 
 
@@ -24,7 +24,7 @@ def _naive_msm(curve: Curve, bases: np.ndarray, scalars: np.ndarray) -> np.ndarr
 
 def _naive_dft(values: list[int]) -> list[int]:
     r, n = Fr.modulus, len(values)
-    w = root_of_unity(n.bit_length() - 1)
+    w = Domain(n.bit_length() - 1).root
     powers = [pow(w, k, r) for k in range(n)]
     return [sum(v * powers[(i * j) % n] for j, v in enumerate(values)) % r for i in range(n)]
 

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuzk.ff import limbs
 from cuzk.ec.curves import Curve
 from cuzk.errors import (BadFlagsError, NonCanonicalError, NotInSubgroupError, NotOnCurveError,
                          PointLengthError)
+from cuzk.ff.fields import Fq, int_limbs
 
 _COMPRESSED, _INFINITY, _SIGN = 0x80, 0x40, 0x20
-_P_LIMBS = np.array([int(v) for v in limbs.FQ_P], dtype=np.uint64)
-_HALF_LIMBS = np.array([((limbs.FQ_MODULUS - 1) // 2 >> (64 * i)) & (2**64 - 1) for i in range(6)],
-                       dtype=np.uint64)
+_HALF_LIMBS = np.array(int_limbs((Fq.modulus - 1) // 2, 6), dtype=np.uint64)
 
 
 def point_size(curve: Curve, compressed: bool = True) -> int:
@@ -29,31 +27,22 @@ def point_size(curve: Curve, compressed: bool = True) -> int:
     return 48 * (2 if len(curve.coord_shape) == 2 else 1) * (1 if compressed else 2)
 
 
-def _compare(a: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(a > c, a == c) for plain little-endian limb rows a (..., 6) and a constant c (6,)."""
+def _above_half(a: np.ndarray) -> np.ndarray:
+    """a > (p-1)/2 for plain little-endian limb rows a (..., 6)."""
     gt = np.zeros(a.shape[:-1], dtype=bool)
     eq = np.ones(a.shape[:-1], dtype=bool)
     for i in range(5, -1, -1):
-        gt |= eq & (a[..., i] > c[i])
-        eq &= a[..., i] == c[i]
-    return gt, eq
-
-
-def _plain(a: np.ndarray, to_mont: bool) -> np.ndarray:
-    """Convert a (..., 6) limb array out of (or into) Montgomery form."""
-    flat = np.ascontiguousarray(a).reshape(-1, 6)
-    out = np.empty_like(flat)
-    (limbs.fq_to_mont_arr if to_mont else limbs.fq_from_mont_arr)(flat, out)
-    return out.reshape(a.shape)
+        gt |= eq & (a[..., i] > _HALF_LIMBS[i])
+        eq &= a[..., i] == _HALF_LIMBS[i]
+    return gt
 
 
 def _y_is_larger(y_plain: np.ndarray) -> np.ndarray:
     """The zcash sign bit of plain coordinates (n, *coord)."""
     if y_plain.ndim == 2:
-        return _compare(y_plain, _HALF_LIMBS)[0]
-    c1_gt, _ = _compare(y_plain[:, 1], _HALF_LIMBS)
+        return _above_half(y_plain)
     c1_zero = ~y_plain[:, 1].any(axis=1)
-    return c1_gt | (c1_zero & _compare(y_plain[:, 0], _HALF_LIMBS)[0])
+    return _above_half(y_plain[:, 1]) | (c1_zero & _above_half(y_plain[:, 0]))
 
 
 def _coord_bytes(plain: np.ndarray) -> np.ndarray:
@@ -72,7 +61,7 @@ def _coord_limbs(raw: np.ndarray, coord_shape: tuple[int, ...]) -> np.ndarray:
 def encode(curve: Curve, points: np.ndarray, compressed: bool = True) -> bytes:
     """zcash encoding of affine or Jacobian points (..., 2|3, *coord), concatenated in order."""
     aff = curve.to_affine(points).reshape(-1, *curve.affine_shape)
-    plain = _plain(aff, to_mont=False)
+    plain = Fq.to_canonical_limbs(aff)
     identity = ~aff.any(axis=tuple(range(1, aff.ndim)))
     x, y = plain[:, 0], plain[:, 1]
     out = _coord_bytes(x) if compressed else np.concatenate([_coord_bytes(x), _coord_bytes(y)], axis=1)
@@ -117,21 +106,20 @@ def decode(curve: Curve, data: bytes, compressed: bool = True, check_subgroup: b
     if not compressed:
         coords.append(_coord_limbs(raw[:, half:], curve.coord_shape))
     for name, c in zip("xy", coords):
-        gt, eq = _compare(c, _P_LIMBS)
-        bad = (gt | eq).any(axis=tuple(range(1, gt.ndim)))
-        if (i := _first(bad)) is not None:
+        ok = Fq.is_canonical(c)
+        if (i := _first(~ok.all(axis=tuple(range(1, ok.ndim))))) is not None:
             raise NonCanonicalError(f"{curve.name} point {i}: {name} coordinate is not below p")
 
-    x = _plain(coords[0], to_mont=True)
+    x = Fq.from_canonical_limbs(coords[0])
     if compressed:
         f = curve.field
         y, ok = f.sqrt(f.add(f.mul(f.sqr(x), x), curve.b))
         if (i := _first(~ok & ~infinity)) is not None:
             raise NotOnCurveError(i, f"x is not the abscissa of a {curve.name} curve point")
-        flip = _y_is_larger(_plain(y, to_mont=False)) != sign
+        flip = _y_is_larger(Fq.to_canonical_limbs(y)) != sign
         y[flip] = f.neg(y[flip])
     else:
-        y = _plain(coords[1], to_mont=True)
+        y = Fq.from_canonical_limbs(coords[1])
     points = np.stack([x, y], axis=1)
     points[infinity] = 0
     if not compressed and (i := _first(~curve.is_on_curve(points))) is not None:

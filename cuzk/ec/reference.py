@@ -1,28 +1,21 @@
 """A tiny pure-Python-int BLS12-381 reference (for selftest, the GPU tests and the benches) (affine, double-and-add).
 
 Points are tuples of ints (G1: (x, y); G2: ((x0, x1), (y0, y1))), None is the identity.
-Conversions to/from the shared limb layout (Montgomery, little-endian uint64 limbs) included.
+Conversions to/from the shared limb layout (Montgomery, little-endian uint64 limbs) are included and
+written out in plain integers on purpose: they are this oracle's own, independent of cuzk.ff's kernels.
+The moduli and generators are cuzk's (data, not logic).
 """
 from __future__ import annotations
 
 import numpy as np
 
-P = 0x1A0111EA397FE69A4B1BA7B6434BACD764774B84F38512BF6730D2A0F6B0F6241EABFFFEB153FFFFB9FEFFFFFFFFAAAB
-R = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
-G1 = (
-    0x17F1D3A73197D7942695638C4FA9AC0FC3688C4F9774B905A14E3A3F171BAC586C55E83FF97A1AEFFB3AF00ADB22C6BB,
-    0x08B3F481E3AAA0F1A09E30ED741D8AE4FCF5E095D5D00AF600DB18CB2C04B3EDD03CC744A2888AE40CAA232946C5E7E1,
-)
-G2 = (
-    (
-        0x024AA2B2F08F0A91260805272DC51051C6E47AD4FA403B02B4510B647AE3D1770BAC0326A805BBEFD48056C8C121BDB8,
-        0x13E02B6052719F607DACD3A088274F65596BD0D09920B61AB5DA61BBDC7F5049334CF11213945D57E5AC7D055D042B7E,
-    ),
-    (
-        0x0CE5D527727D6E118CC9CDC6DA2E351AADFD9BAA8CBDD3A76D429A695160D12C923AC9CC3BACA289E193548608B82801,
-        0x0606C4A02EA734CC32ACD2B02BC28B99CB3E287E85A763AF267492AB572E99AB3F370D275CEC1DA1AAA9075FF05F79BE,
-    ),
-)
+from cuzk.ec.curves import G1_GENERATOR, G2_GENERATOR
+from cuzk.ff import limbs
+
+P = limbs.FQ_MODULUS
+R = limbs.FR_MODULUS
+G1 = G1_GENERATOR
+G2 = G2_GENERATOR
 
 
 # ---- field arithmetic -------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# The moduli's one source: limbs.py's FR_MODULUS / FQ_MODULUS are generated from these.
 R_MODULUS = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
 Q_MODULUS = int(
     "1a0111ea397fe69a4b1ba7b6434bacd764774b84f38512bf6730d2a0f6b0f624"
@@ -20,6 +21,9 @@ TARGET = Path(__file__).with_name("limbs.py")
 
 
 def limbs(x: int, n: int) -> list[int]:
+    """The n little-endian 64-bit limbs of x, as generator-time Python ints. The run-time helpers
+    (cuzk.ff.fields.int_limbs, PrimeField.const) live in fields, which imports the generated module;
+    the generator imports nothing from cuzk.ff so that it runs when limbs.py is stale or missing."""
     return [(x >> (64 * i)) & (2**64 - 1) for i in range(n)]
 
 

@@ -4,6 +4,11 @@ Elements are uint64 arrays whose last axis holds little-endian 64-bit limbs in M
 (Fr: 4 limbs, Fq: 6 limbs, Fq2: (2, 6) for c0 + c1*u with u^2 = -1). `Fr`, `Fq` and `Fq2` are the
 array-level API; the `fq2_*` functions below (and `fr_*` / `fq_*` in `cuzk.ff.limbs`) are numba
 element functions on limb tuples for use inside other jitted code.
+
+Conversions have one home, on the field: `const(x)` (an integer's Montgomery limbs x R mod p),
+`from_canonical_limbs` / `to_canonical_limbs` (plain canonical limbs x <-> Montgomery limbs x R mod p,
+R = 2^(64 nlimbs)) and `is_canonical` / `check_canonical` (plain limbs below p). `int_limbs` splits a
+plain integer (an exponent, a scalar) into a limb tuple for numba globals.
 """
 from __future__ import annotations
 
@@ -112,16 +117,24 @@ def fq2_pow(a, e):
     return acc
 
 
-def _limb_tuple(x: int, n: int) -> tuple:
+def int_limbs(x: int, n: int) -> tuple[np.uint64, ...]:
+    """The n little-endian 64-bit limbs of a plain integer 0 <= x < 2^(64 n), as a tuple (the form
+    numba takes as a compile-time constant)."""
+    if not 0 <= x < 1 << (64 * n):
+        raise InputError(f"{x} does not fit in {n} 64-bit limbs")
     return tuple(np.uint64((x >> (64 * i)) & (2**64 - 1)) for i in range(n))
 
 
-_P = limbs.FQ_MODULUS
-_FQ_SQRT_EXP = _limb_tuple((_P + 1) // 4, 6)
-_FQ_P_MINUS_3_DIV_4 = _limb_tuple((_P - 3) // 4, 6)
-_FQ_P_MINUS_1_DIV_2 = _limb_tuple((_P - 1) // 2, 6)
-_FQ2_MINUS_ONE = (_limb_tuple(_P - 2**384 % _P, 6), limbs.FQ_ZERO)
-_FQ2_U = (limbs.FQ_ZERO, limbs.FQ_ONE)
+@njit(parallel=True, cache=True)
+def _below_kernel(a, p, out):
+    """out[i] = (a[i] < p) for plain little-endian limb rows a[i] and limbs p: compare from the top."""
+    for i in prange(a.shape[0]):
+        below = False
+        for k in range(a.shape[1] - 1, -1, -1):
+            if a[i, k] != p[k]:
+                below = a[i, k] < p[k]
+                break
+        out[i] = below
 
 
 @njit(parallel=True, cache=True)
@@ -182,55 +195,103 @@ def _fq2_unary_arr(op, a, out):
 
 # ---------------------------------------------------------------- array-level API
 class PrimeField:
-    """A prime field of Montgomery limb arrays, shape (..., nlimbs), dtype uint64."""
+    """A prime field of Montgomery limb arrays, shape (..., nlimbs), dtype uint64.
 
-    def __init__(self, name: str, prefix: str, byte_order: str) -> None:
+    An element x is stored as x R mod p, R = 2^(64 nlimbs), in little-endian 64-bit limbs. Plain
+    ("canonical") limbs hold x itself, 0 <= x < p: the form of files, kernels' inputs and exponents.
+    """
+
+    def __init__(self, name: str, prefix: str, byte_order: str, symbol: str) -> None:
         self.name = name
+        self.symbol = symbol  # the modulus's usual letter, for messages
         self.modulus: int = getattr(limbs, f"{prefix.upper()}_MODULUS")
         self.nlimbs: int = getattr(limbs, f"{prefix.upper()}_NLIMBS")
         self.byte_len = (self.modulus.bit_length() + 7) // 8
         self.byte_order = byte_order  # how Filecoin / zcash store this field
         self._k = {op: getattr(limbs, f"{prefix}_{op}_arr") for op in (
             "add", "sub", "mul", "neg", "sqr", "inv", "to_mont", "from_mont", "pow", "batch_inv")}
+        self._modulus_limbs = np.array(int_limbs(self.modulus, self.nlimbs), dtype=np.uint64)
         self.shape = (self.nlimbs,)
 
     # -- conversions
-    def _raw(self, values: Sequence[int]) -> np.ndarray:
-        width = 8 * self.nlimbs
-        buf = b"".join(int(v).to_bytes(width, "little") for v in values)
-        return np.frombuffer(buf, dtype="<u8").reshape(-1, self.nlimbs).astype(np.uint64)
+    def const(self, x: int) -> np.ndarray:
+        """Montgomery limbs of one integer, (x mod p) R mod p: a fresh (*shape,) uint64 array that
+        broadcasts against element arrays. `tuple(field.const(x))` is the numba-constant form."""
+        return np.array(int_limbs(int(x) % self.modulus * (1 << (64 * self.nlimbs)) % self.modulus,
+                                  self.nlimbs), dtype=np.uint64)
+
+    def is_canonical(self, a: np.ndarray) -> np.ndarray:
+        """Bool mask over the leading axes of limbs a (..., nlimbs): the integer they hold is below p
+        (as every reduced element is, in plain and in Montgomery form)."""
+        flat = np.ascontiguousarray(self._check_limbs(a)).reshape(-1, self.nlimbs)
+        out = np.empty(len(flat), dtype=np.bool_)
+        _below_kernel(flat, self._modulus_limbs, out)
+        return out.reshape(a.shape[:-1])
+
+    def check_canonical(self, a: np.ndarray, what: str = "element") -> np.ndarray:
+        """a itself when every element of the limbs a is below p (see is_canonical); otherwise
+        NonCanonicalError naming the first bad element by its index into the flattened leading axes."""
+        bad = np.flatnonzero(~self.is_canonical(a))
+        if bad.size:
+            raise NonCanonicalError(f"{what} {int(bad[0])} is not below {self.symbol} "
+                                    f"(not a canonical {self.name} element)")
+        return a
+
+    def from_canonical_limbs(self, a: np.ndarray, what: str = "element") -> np.ndarray:
+        """Montgomery limbs x R mod p of plain canonical limbs x (..., *shape); NonCanonicalError
+        (see check_canonical) if some x >= p."""
+        return self._convert("to_mont", self.check_canonical(self.check(a), what))
+
+    def to_canonical_limbs(self, a: np.ndarray) -> np.ndarray:
+        """Plain canonical limbs x, 0 <= x < p, of Montgomery limbs x R mod p (..., *shape)."""
+        return self._convert("from_mont", self.check(a))
+
+    def _check_limbs(self, a: np.ndarray) -> np.ndarray:
+        if not isinstance(a, np.ndarray) or a.dtype != np.uint64 or a.shape[-1:] != (self.nlimbs,):
+            raise InputError(f"{self.name}: expected a uint64 limb array of shape (..., {self.nlimbs}), "
+                             f"got {getattr(a, 'dtype', type(a).__name__)} {getattr(a, 'shape', '')}")
+        return a
+
+    def _convert(self, op: str, a: np.ndarray) -> np.ndarray:
+        """The limb kernel `op` ("to_mont" or "from_mont") over every nlimbs-row of a."""
+        flat = np.ascontiguousarray(a).reshape(-1, self.nlimbs)
+        out = np.empty_like(flat)
+        self._k[op](flat, out)
+        return out.reshape(a.shape)
 
     def from_ints(self, values: Iterable[int]) -> np.ndarray:
         """Montgomery limbs of the given integers, reduced modulo p (negative values allowed)."""
-        values = [int(v) % self.modulus for v in values]
-        return self._apply("to_mont", self._raw(values))
+        width = 8 * self.nlimbs
+        buf = b"".join((int(v) % self.modulus).to_bytes(width, "little") for v in values)
+        raw = np.frombuffer(buf, dtype="<u8").reshape(-1, self.nlimbs).astype(np.uint64)
+        return self._convert("to_mont", raw)
 
     def to_ints(self, a: np.ndarray) -> list[int]:
         """Canonical integers of a (..., nlimbs) array, flattened."""
-        raw = self._apply("from_mont", self.check(a))
-        return [int.from_bytes(row.tobytes(), "little") for row in raw.reshape(-1, self.nlimbs)]
+        raw = self.to_canonical_limbs(a).reshape(-1, self.nlimbs).astype("<u8")
+        return [int.from_bytes(row.tobytes(), "little") for row in raw]
 
     def from_bytes(self, data: bytes, order: str | None = None) -> np.ndarray:
         """Decode canonical fixed-width encodings (rejects values >= p with NonCanonicalError)."""
         order = order or self.byte_order
         if len(data) % self.byte_len:
             raise InputError(f"{self.name}: {len(data)} bytes is not a multiple of {self.byte_len}")
-        ints = [int.from_bytes(data[i:i + self.byte_len], order)
-                for i in range(0, len(data), self.byte_len)]
-        for i, v in enumerate(ints):
-            if v >= self.modulus:
-                raise NonCanonicalError(f"{self.name} element {i} is not below the modulus")
-        return self.from_ints(ints)
+        raw = np.frombuffer(data, dtype=np.uint8).reshape(-1, self.byte_len)
+        padded = np.zeros((len(raw), 8 * self.nlimbs), dtype=np.uint8)
+        padded[:, :self.byte_len] = raw if order == "little" else raw[:, ::-1]
+        return self.from_canonical_limbs(padded.view("<u8").astype(np.uint64))
 
     def to_bytes(self, a: np.ndarray, order: str | None = None) -> bytes:
         order = order or self.byte_order
-        return b"".join(v.to_bytes(self.byte_len, order) for v in self.to_ints(a))
+        raw = self.to_canonical_limbs(a).reshape(-1, self.nlimbs).astype("<u8").view(np.uint8)
+        raw = raw[:, :self.byte_len]
+        return (raw if order == "little" else raw[:, ::-1]).tobytes()
 
     def zeros(self, n: int) -> np.ndarray:
         return np.zeros((n, *self.shape), dtype=np.uint64)
 
     def ones(self, n: int) -> np.ndarray:
-        return self.from_ints([1] * n)
+        return np.broadcast_to(self.const(1), (n, *self.shape)).copy()
 
     def random(self, n: int, rng: np.random.Generator | None = None) -> np.ndarray:
         """n uniform random elements (Montgomery form)."""
@@ -275,9 +336,9 @@ class PrimeField:
         if e < 0:
             return self.pow(self.inv(a), -e)
         a = self.check(a).reshape(-1, self.nlimbs)
-        e_limbs = self._raw([e % 2 ** (64 * self.nlimbs)])[0]
         if e >= 2 ** (64 * self.nlimbs):
             raise InputError(f"{self.name}: exponent wider than {64 * self.nlimbs} bits")
+        e_limbs = np.array(int_limbs(e, self.nlimbs), dtype=np.uint64)
         out = np.empty_like(a)
         self._k["pow"](np.ascontiguousarray(a), e_limbs, out)
         return out
@@ -297,12 +358,22 @@ class QuadraticExtension(PrimeField):
 
     def __init__(self, base: PrimeField) -> None:
         self.name = "Fq2"
+        self.symbol = base.symbol
         self.base = base
         self.modulus = base.modulus
         self.nlimbs = base.nlimbs
         self.byte_len = 2 * base.byte_len
         self.byte_order = base.byte_order
+        self._k = base._k  # the limb kernels of `_convert` (conversions act on each coefficient)
         self.shape = (2, base.nlimbs)
+
+    def const(self, x: int | Sequence[int]) -> np.ndarray:
+        """Montgomery limbs (2, nlimbs) of one element c0 + c1 u given as (c0, c1) or as c0."""
+        return np.stack([self.base.const(c) for c in ((x, 0) if isinstance(x, int) else x)])
+
+    def is_canonical(self, a: np.ndarray) -> np.ndarray:
+        """Bool mask over the leading axes of plain (..., 2, nlimbs): both coefficients below p."""
+        return self.base.is_canonical(self.check(a)).all(axis=-1)
 
     def _apply(self, op, *arrays):
         shape = np.broadcast_shapes(*(x.shape for x in arrays))
@@ -349,6 +420,13 @@ class QuadraticExtension(PrimeField):
         return out.reshape(a.shape), ok.reshape(a.shape[:-2])
 
 
-Fr = PrimeField("Fr", "fr", "little")
-Fq = PrimeField("Fq", "fq", "big")
+Fr = PrimeField("Fr", "fr", "little", "r")
+Fq = PrimeField("Fq", "fq", "big", "p")
 Fq2 = QuadraticExtension(Fq)
+
+# Constants of the square-root kernels above (numba reads globals when it compiles them).
+_FQ_SQRT_EXP = int_limbs((Fq.modulus + 1) // 4, 6)
+_FQ_P_MINUS_3_DIV_4 = int_limbs((Fq.modulus - 3) // 4, 6)
+_FQ_P_MINUS_1_DIV_2 = int_limbs((Fq.modulus - 1) // 2, 6)
+_FQ2_MINUS_ONE = (tuple(Fq.const(-1)), limbs.FQ_ZERO)
+_FQ2_U = (limbs.FQ_ZERO, limbs.FQ_ONE)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from cuzk.errors import InputError
-from cuzk.gadgets import scope as S
+from cuzk.gadgets.scope import RowSpecs, alloc_bits, enforce, lc_sum
 
 
 class Bits:
@@ -61,20 +61,17 @@ def concat(parts: list[Bits]) -> Bits:
 
 def alloc(scope, n: int, values: np.ndarray | None = None) -> Bits:
     """AllocatedBit::alloc for n bits: each a new variable with (1 - b) * b = 0. values: (K, n) bools."""
-    if S.has_values(scope):
+    if scope.has_values:
         if values is None:
             raise InputError("witness mode: give the bit values")
         values = np.asarray(values).astype(bool)
-        if values.size != S.instances(scope) * n:
-            raise InputError(f"alloc of {n} bits needs ({S.instances(scope)}, {n}) values, got {values.shape}")
-        values = values.reshape(S.instances(scope), n)
-    codes = S.alloc_bits(scope, values, n)
-    if S.records(scope):
-        S.enforce(scope, S.lc_sum((np.zeros(n, np.int64), 1), (codes, -1)), (codes[:, None], np.ones((n, 1), np.int64)),
-                  None, n)
-    else:
-        S.enforce(scope, None, None, None, n)
-    return Bits(codes, np.zeros(n, bool), values if S.has_values(scope) else None)
+        if values.size != scope.total * n:
+            raise InputError(f"alloc of {n} bits needs ({scope.total}, {n}) values, got {values.shape}")
+        values = values.reshape(scope.total, n)
+    codes = alloc_bits(scope, values, n)
+    enforce(scope, n, lambda: (lc_sum((np.zeros(n, np.int64), 1), (codes, -1)),
+                               (codes[:, None], np.ones((n, 1), np.int64)), None))
+    return Bits(codes, np.zeros(n, bool), values if scope.has_values else None)
 
 
 def bytes_to_bits_le(data: np.ndarray) -> np.ndarray:
@@ -101,15 +98,16 @@ def reverse_bit_numbering(bits: Bits) -> Bits:
 
 
 # ---------------------------------------------------------------- one vectorised operation
-class _Op:
-    """New variables and rows of one bulk operation, put in bellperson's order by a per-item key.
+class _BulkRecorder:
+    """Collects the new variables and rows of one bulk operation (several per-bit cases), then
+    allocates and records them all at once in bellperson's order, sorted by a per-bit key.
 
-    Variables made here get placeholder codes (-2 - j) until `finish` allocates them all at once.
+    Variables made here get placeholder codes (-2 - j) until `finish` allocates them.
     """
 
     def __init__(self, scope) -> None:
         self.scope = scope
-        self.record = S.records(scope)
+        self.record = scope.record
         self.keys: list[np.ndarray] = []
         self.vals: list[np.ndarray] = []
         self.rows: list[tuple] = []
@@ -124,11 +122,11 @@ class _Op:
         self.count += m
         return codes
 
-    def row(self, keys: np.ndarray, a, b, c) -> None:
+    def row(self, keys: np.ndarray, rows: RowSpecs) -> None:
+        """Rows for the items `keys`; rows() gives their (a, b, c) specs, called only when recording."""
         if self.record:
-            self.rows.append((keys, a, b, c))
-        else:
-            self.nrows += keys.shape[0]
+            self.rows.append((keys, *rows()))
+        self.nrows += keys.shape[0]
 
     def finish(self, *outs: Bits) -> None:
         """Allocate, record, and replace placeholders in `outs` (in place)."""
@@ -136,20 +134,19 @@ class _Op:
         if self.count:
             if len(self.keys) == 1:  # one batch of new variables: already in key order
                 vals = self.vals[0] if self.vals else None
-                mapping = S.alloc_bits(self.scope, vals, self.count)
+                mapping = alloc_bits(self.scope, vals, self.count)
             else:
                 order = np.argsort(np.concatenate(self.keys), kind="stable")
                 vals = np.concatenate(self.vals, axis=1)[:, order] if self.vals else None
                 mapping = np.empty(self.count, np.int64)
-                mapping[order] = S.alloc_bits(self.scope, vals, self.count)
+                mapping[order] = alloc_bits(self.scope, vals, self.count)
             for out in outs:
                 ph = out.var <= -2
                 out.var = np.where(ph, mapping[np.where(ph, -2 - out.var, 0)], out.var)
-        if not self.record:
-            S.enforce(self.scope, None, None, None, self.nrows)
-            return
-        if not self.rows:
-            return
+        enforce(self.scope, self.nrows, lambda: self._specs(mapping))
+
+    def _specs(self, mapping: np.ndarray) -> list:
+        """The recorded rows as (a, b, c) bulk specs in key order, placeholders replaced by `mapping`."""
         keys = np.concatenate([r[0] for r in self.rows])
         n = keys.shape[0]
         order = np.argsort(keys, kind="stable")
@@ -170,10 +167,10 @@ class _Op:
             if ph.any():
                 codes[ph] = mapping[-2 - codes[ph]]
             specs.append((codes[order], coeffs[order]) if width else None)
-        S.enforce(self.scope, *specs, n)
+        return specs
 
 
-def _and_into(op: _Op, keys: np.ndarray, x: Bits, y: Bits) -> Bits:
+def _and_into(op: _BulkRecorder, keys: np.ndarray, x: Bits, y: Bits) -> Bits:
     """Boolean::and of x and y, bit by bit (keys order the new rows and variables)."""
     xc, yc = x.is_const, y.is_const
     false = (xc & ~x.neg) | (yc & ~y.neg)
@@ -188,20 +185,20 @@ def _and_into(op: _Op, keys: np.ndarray, x: Bits, y: Bits) -> Bits:
         sel = np.flatnonzero(both)
         new = op.new(keys[sel], None if vals is None else vals[:, sel])
         var[sel], neg[sel] = new, False
-        if op.record:
+
+        def rows():
             xs, ys = x[sel], y[sel]
             swap = xs.neg & ~ys.neg  # (Not, Is): and_not(is, not) puts the Is operand in A
             first = Bits(np.where(swap, ys.var, xs.var), np.where(swap, ys.neg, xs.neg), None)
             second = Bits(np.where(swap, xs.var, ys.var), np.where(swap, xs.neg, ys.neg), None)
-            op.row(keys[sel], first.lc(), second.lc(), (new[:, None], np.ones((sel.size, 1), np.int64)))
-        else:
-            op.row(keys[sel], None, None, None)
+            return first.lc(), second.lc(), (new[:, None], np.ones((sel.size, 1), np.int64))
+        op.row(keys[sel], rows)
     return Bits(var, neg, vals)
 
 
 def and_(scope, x: Bits, y: Bits) -> Bits:
     """Boolean::and, bit by bit."""
-    op = _Op(scope)
+    op = _BulkRecorder(scope)
     out = _and_into(op, np.arange(len(x)), x, y)
     op.finish(out)
     return out
@@ -209,7 +206,7 @@ def and_(scope, x: Bits, y: Bits) -> Bits:
 
 def xor(scope, a: Bits, b: Bits) -> Bits:
     """Boolean::xor, bit by bit: one variable and (2a) * b = a + b - c per non-constant pair."""
-    op = _Op(scope)
+    op = _BulkRecorder(scope)
     ac, bc = a.is_const, b.is_const
     var = np.where(ac, b.var, a.var)
     neg = a.neg ^ b.neg  # a constant operand passes the other through, negated when it is true
@@ -220,18 +217,25 @@ def xor(scope, a: Bits, b: Bits) -> Bits:
         under = None if vals is None else vals[:, sel] ^ a.neg[sel] ^ b.neg[sel]
         new = op.new(sel, under)
         var[sel] = new
-        if op.record:
+
+        def rows():
             swap = a.neg[sel] & ~b.neg[sel]  # (Not a, Is b): AllocatedBit::xor(b, a)
             first = np.where(swap, b.var[sel], a.var[sel])
             second = np.where(swap, a.var[sel], b.var[sel])
             one = np.ones((sel.size, 1), np.int64)
-            op.row(sel, (first[:, None], 2 * one), (second[:, None], one),
-                   S.lc_sum((first, 1), (second, 1), (new, -1)))
-        else:
-            op.row(sel, None, None, None)
+            return (first[:, None], 2 * one), (second[:, None], one), lc_sum((first, 1), (second, 1), (new, -1))
+        op.row(sel, rows)
     out = Bits(var, neg, vals)
     op.finish(out)
     return out
+
+
+def _false(x: Bits) -> np.ndarray:
+    return x.is_const & ~x.neg
+
+
+def _true(x: Bits) -> np.ndarray:
+    return x.is_const & x.neg
 
 
 def _sha_cases(conds: list[np.ndarray], n: int) -> np.ndarray:
@@ -245,12 +249,10 @@ def _sha_cases(conds: list[np.ndarray], n: int) -> np.ndarray:
 def sha256_ch(scope, a: Bits, b: Bits, c: Bits) -> Bits:
     """Boolean::sha256_ch, bit by bit: (a and b) xor ((not a) and c)."""
     n = len(a)
-    op = _Op(scope)
+    op = _BulkRecorder(scope)
     vals = None if a.val is None else (a.val & b.val) ^ (~a.val & c.val)
-    F = lambda x: x.is_const & ~x.neg  # noqa: E731
-    T = lambda x: x.is_const & x.neg  # noqa: E731
     allc = a.is_const & b.is_const & c.is_const
-    case = _sha_cases([allc, F(a), F(b), F(c), T(c), T(b)], n)
+    case = _sha_cases([allc, _false(a), _false(b), _false(c), _true(c), _true(b)], n)
     out = Bits(np.full(n, -1, np.int64), np.zeros(n, bool), vals)
     out.neg[case == 0] = ((a.neg & b.neg) ^ (~a.neg & c.neg))[case == 0]
     m = case == 1
@@ -266,11 +268,11 @@ def sha256_ch(scope, a: Bits, b: Bits, c: Bits) -> Bits:
     if sel.size:
         new = op.new(keys[sel], None if vals is None else vals[:, sel])
         out.var[sel], out.neg[sel] = new, False
-        if op.record:
+
+        def rows():
             bl, cl, al = b[sel].lc(), c[sel].lc(), a[sel].lc()
-            op.row(keys[sel], S.lc_sum(bl, (cl[0], -cl[1])), al, S.lc_sum((new, 1), (cl[0], -cl[1])))
-        else:
-            op.row(keys[sel], None, None, None)
+            return lc_sum(bl, (cl[0], -cl[1])), al, lc_sum((new, 1), (cl[0], -cl[1]))
+        op.row(keys[sel], rows)
     op.finish(out)
     return out
 
@@ -278,12 +280,10 @@ def sha256_ch(scope, a: Bits, b: Bits, c: Bits) -> Bits:
 def sha256_maj(scope, a: Bits, b: Bits, c: Bits) -> Bits:
     """Boolean::sha256_maj, bit by bit: (a and b) xor (a and c) xor (b and c)."""
     n = len(a)
-    op = _Op(scope)
+    op = _BulkRecorder(scope)
     vals = None if a.val is None else (a.val & b.val) ^ (a.val & c.val) ^ (b.val & c.val)
-    F = lambda x: x.is_const & ~x.neg  # noqa: E731
-    T = lambda x: x.is_const & x.neg  # noqa: E731
     allc = a.is_const & b.is_const & c.is_const
-    case = _sha_cases([allc, F(a), F(b), F(c), T(c), T(b), T(a)], n)
+    case = _sha_cases([allc, _false(a), _false(b), _false(c), _true(c), _true(b), _true(a)], n)
     out = Bits(np.full(n, -1, np.int64), np.zeros(n, bool), vals)
     cst = (a.neg & b.neg) ^ (a.neg & c.neg) ^ (b.neg & c.neg)
     out.neg[case == 0] = cst[case == 0]
@@ -299,12 +299,12 @@ def sha256_maj(scope, a: Bits, b: Bits, c: Bits) -> Bits:
         maj = op.new(keys[sel], None if vals is None else vals[:, sel])  # allocated before b and c
         bc = _and_into(op, keys[sel] + 1, b[sel], c[sel])
         out.var[sel], out.neg[sel] = maj, False
-        if op.record:
+
+        def rows():
             bl, cl = b[sel].lc(), c[sel].lc()
-            op.row(keys[sel] + 1, S.lc_sum((bc.var, 2), (bl[0], -bl[1]), (cl[0], -cl[1])), a[sel].lc(),
-                   S.lc_sum((bc.var, 1), (maj, -1)))
-        else:
-            op.row(keys[sel] + 1, None, None, None)
+            return (lc_sum((bc.var, 2), (bl[0], -bl[1]), (cl[0], -cl[1])), a[sel].lc(),
+                    lc_sum((bc.var, 1), (maj, -1)))
+        op.row(keys[sel] + 1, rows)
     op.finish(out)
     return out
 
@@ -315,8 +315,8 @@ def enforce_equal(scope, a: Bits, b: Bits) -> None:
     if np.any(both & (a.neg != b.neg)):
         raise InputError("enforce_equal: two constant bits differ (unsatisfiable)")
     sel = np.flatnonzero(~both)
-    if not S.records(scope):
-        S.enforce(scope, None, None, None, sel.size)
-        return
-    al, bl = a[sel].lc(), b[sel].lc()
-    S.enforce(scope, None, None, S.lc_sum(al, (bl[0], -bl[1])), sel.size)
+
+    def rows():
+        al, bl = a[sel].lc(), b[sel].lc()
+        return None, None, lc_sum(al, (bl[0], -bl[1]))
+    enforce(scope, sel.size, rows)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from cuzk.errors import InputError
-from cuzk.gadgets import boolean as B
-from cuzk.gadgets import num as N
-from cuzk.gadgets import sha256 as H
+from cuzk.gadgets import boolean, num, sha256
+from cuzk.gadgets.boolean import Bits
+from cuzk.gadgets.num import Num
 from cuzk.gadgets.poseidon import poseidon_hash
 
 ARITIES = (2, 4, 8)
@@ -32,12 +32,12 @@ class Level:
     siblings: np.ndarray | None = None
 
 
-def insert(scope, element: N.Num, bits: B.Bits, elements: list[N.Num]) -> list[N.Num]:
+def insert(scope, element: Num, bits: Bits, elements: list[Num]) -> list[Num]:
     """insertion::insert for 2, 4 or 8 slots: element placed at the position given by bits (LE)."""
     size = len(elements) + 1
     if size not in ARITIES or 1 << len(bits) != size:
         raise InputError(f"insert supports 2, 4 or 8 slots with matching index bits, got {size} and {len(bits)}")
-    pick = lambda cond, a, b: N.pick(scope, cond, a, b)  # noqa: E731
+    pick = lambda cond, a, b: num.pick(scope, cond, a, b)  # noqa: E731
     b0, b1 = bits[0], bits[1] if size > 2 else None
     a = element
     if size == 2:
@@ -48,8 +48,8 @@ def insert(scope, element: N.Num, bits: B.Bits, elements: list[N.Num]) -> list[N
                 pick(b1, pick(b0, d, a), c), pick(b1, pick(b0, a, d), d)]
     b2 = bits[2]
     b, c, d, e, f, g, h = elements
-    nor = B.and_(scope, b0.not_(), b1.not_())
-    both = B.and_(scope, b0, b1)
+    nor = boolean.and_(scope, b0.not_(), b1.not_())
+    both = boolean.and_(scope, b0, b1)
     out = [pick(b2, b, pick(nor, a, b))]
     out.append(pick(b2, c, pick(b1, c, pick(b0, a, b))))
     out.append(pick(b2, d, pick(b1, pick(b0, d, a), c)))
@@ -61,22 +61,23 @@ def insert(scope, element: N.Num, bits: B.Bits, elements: list[N.Num]) -> list[N
     return out
 
 
-def sha256_hash_leaves(scope, leaves: list[N.Num]) -> N.Num:
+def sha256_hash_leaves(scope, leaves: list[Num]) -> Num:
     """Sha256Function::hash_multi_leaf_circuit: each leaf's 255 bits (padded to bytes, bit order
     reversed per byte), SHA256, the digest's first 254 bits little-endian packed into one number."""
-    bits = B.concat([B.reverse_bit_numbering(N.to_bits_le(scope, leaf)) for leaf in leaves])
-    digest = H.sha256(scope, bits)
-    return N.pack_bits(scope, B.reverse_bit_numbering(digest))
+    bits = boolean.concat([boolean.reverse_bit_numbering(num.to_bits_le(scope, leaf)) for leaf in leaves])
+    digest = sha256.sha256(scope, bits)
+    return num.pack_bits(scope, boolean.reverse_bit_numbering(digest))
 
 
-def hash_leaf_bits(scope, left: B.Bits, right: B.Bits) -> N.Num:
+def hash_leaf_bits(scope, left: Bits, right: Bits) -> Num:
     """Sha256Function::hash_leaf_bits_circuit: SHA256 of two little-endian bit strings (each padded to
     whole bytes, bit order reversed per byte), packed as for a tree node."""
-    digest = H.sha256(scope, B.concat([B.reverse_bit_numbering(left), B.reverse_bit_numbering(right)]))
-    return N.pack_bits(scope, B.reverse_bit_numbering(digest))
+    both = boolean.concat([boolean.reverse_bit_numbering(left), boolean.reverse_bit_numbering(right)])
+    digest = sha256.sha256(scope, both)
+    return num.pack_bits(scope, boolean.reverse_bit_numbering(digest))
 
 
-def _level_hash(scope, hasher: str, nodes: list[N.Num]) -> N.Num:
+def _level_hash(scope, hasher: str, nodes: list[Num]) -> Num:
     if hasher == "poseidon":
         return poseidon_hash(scope, nodes)
     if hasher == "sha256":
@@ -84,7 +85,7 @@ def _level_hash(scope, hasher: str, nodes: list[N.Num]) -> N.Num:
     raise InputError(f"hasher must be 'poseidon' or 'sha256', got {hasher!r}")
 
 
-def root_from_path(scope, leaf: N.Num, path: list[Level], hasher: str) -> tuple[N.Num, B.Bits]:
+def root_from_path(scope, leaf: Num, path: list[Level], hasher: str) -> tuple[Num, Bits]:
     """The root computed from leaf and path, and the index bits of all levels (leaf level first)."""
     cur, index_bits = leaf, []
     for level in path:
@@ -97,26 +98,26 @@ def root_from_path(scope, leaf: N.Num, path: list[Level], hasher: str) -> tuple[
             if np.any((idx < 0) | (idx >= level.arity)):
                 raise InputError(f"path index out of range for arity {level.arity}")
             vals = ((idx[:, None] >> np.arange(nbits)) & 1).astype(bool)
-        bits = B.alloc(scope, nbits, vals)
+        bits = boolean.alloc(scope, nbits, vals)
         index_bits.append(bits)
-        siblings = [N.alloc(scope, None if level.siblings is None else level.siblings[:, j])
+        siblings = [num.alloc(scope, None if level.siblings is None else level.siblings[:, j])
                     for j in range(level.arity - 1)]
         cur = _level_hash(scope, hasher, insert(scope, cur, bits, siblings))
-    return cur, B.concat(index_bits)
+    return cur, boolean.concat(index_bits)
 
 
-def por(scope, leaf: N.Num, path: list[Level], hasher: str, root: N.Num | None = None,
-        root_values=None, private: bool = True) -> tuple[N.Num, list[N.Num]]:
+def por(scope, leaf: Num, path: list[Level], hasher: str, root: Num | None = None,
+        root_values=None, private: bool = True) -> tuple[Num, list[Num]]:
     """PoRCircuit::synthesize: leaf's inclusion under a root (given as a Num, or allocated from
     root_values). Returns the root variable and the public inputs holding the packed index bits (and
     the root itself when not private)."""
     computed, bits = root_from_path(scope, leaf, path, hasher)
-    inputs = N.pack_into_inputs(scope, bits)
+    inputs = num.pack_into_inputs(scope, bits)
     if root is None:
-        root = N.alloc(scope, root_values)
-    N.enforce_equal(scope, computed, root)
+        root = num.alloc(scope, root_values)
+    num.enforce_equal(scope, computed, root)
     if not private:
-        inputs.append(N.inputize(scope, root))
+        inputs.append(num.inputize(scope, root))
     return root, inputs
 
 

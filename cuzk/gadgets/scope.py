@@ -1,11 +1,15 @@
 """What gadgets need from a scope (a ConstraintSystem or a Batch block), in bulk.
 
-A scope stands for K instances (K = 1 for a ConstraintSystem). Gadgets allocate many variables at once
-and record many rows at once; in witness mode rows are only counted, and in constraint mode values
-are absent. Linear combinations of many rows are (codes (m, t), coeffs (m, t)) int64 arrays, or for
-coefficients beyond int64, CSR (indptr, codes, object coeffs).
+A scope stands for `scope.total` instances (1 for a ConstraintSystem, k times the enclosing block's
+for a Batch). It records rows when `scope.record`, holds values when `scope.has_values`, and lets
+gadgets stamp recorded calls when `scope.replay` (cuzk.gadgets.replay). Gadgets allocate many
+variables at once and record many rows at once; in witness mode rows are only counted, so the specs of
+the rows are given lazily. Linear combinations of many rows are (codes (m, t), coeffs (m, t)) int64
+arrays, or for coefficients beyond int64, CSR (indptr, codes, object coeffs).
 """
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -14,25 +18,17 @@ from cuzk.ff.fields import Fr
 from cuzk.r1cs import Batch, ConstraintSystem
 
 ONE_CODE = 0
+ONE_SPEC = (np.array([[ONE_CODE]]), np.array([[1]]))  # one row holding the constant 1 (ONE)
+CAPACITY = Fr.modulus.bit_length() - 1  # Fr::CAPACITY, bits that always fit in one element: 254
 FR_BITS = Fr.from_ints([0, 1])  # Montgomery 0 and 1, indexed by a bit
 
-
-def instances(scope) -> int:
-    """K: how many instances each handle of this scope stands for."""
-    return scope.total
+RowSpecs = Callable[[], tuple]  # () -> (a, b, c) bulk specs, each None for an empty side
 
 
-def has_values(scope) -> bool:
-    return scope.has_values
-
-
-def records(scope) -> bool:
-    return scope.record
-
-
-def alloc(scope, n: int, values: np.ndarray | None = None, inputs: bool = False, trusted: bool = False) -> np.ndarray:
-    """n new aux (or input) variables in order; values: (K, n, 4) Montgomery Fr when the scope has values
-    (trusted: values built by a gadget, canonical by construction, not re-checked).
+def alloc_codes(scope, n: int, values: np.ndarray | None = None, inputs: bool = False,
+                trusted: bool = False) -> np.ndarray:
+    """n new aux (or input) variables in order; values: (total, n, 4) Montgomery Fr when the scope has
+    values (trusted: values built by a gadget, canonical by construction, not re-checked).
     Returns their (n,) int64 codes."""
     if n == 0:
         return np.zeros(0, np.int64)
@@ -56,16 +52,17 @@ def alloc(scope, n: int, values: np.ndarray | None = None, inputs: bool = False,
 
 
 def alloc_bits(scope, vals: np.ndarray | None, n: int) -> np.ndarray:
-    """n variables whose values are bits ((K, n) bool); no constraints."""
-    return alloc(scope, n, FR_BITS[vals.view(np.uint8)] if scope.has_values else None, trusted=True)
+    """n variables whose values are bits ((total, n) bool); no constraints."""
+    return alloc_codes(scope, n, FR_BITS[vals.view(np.uint8)] if scope.has_values else None, trusted=True)
 
 
-def enforce(scope, a, b, c, n: int) -> None:
-    """n rows A * B = C; each of a, b, c a bulk spec (see ConstraintSystem.enforce_many) or None."""
+def enforce(scope, n: int, rows: RowSpecs) -> None:
+    """n rows A * B = C; rows() gives their (a, b, c) bulk specs (see ConstraintSystem.enforce_many)
+    and is called only when the scope records (in witness mode rows are only counted)."""
     if n == 0:
         return
     if scope.record:
-        scope.enforce_many(a, b, c, n)
+        scope.enforce_many(*rows(), n)
     else:
         scope.enforce_many(None, None, None, n)
 

@@ -8,44 +8,46 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuzk.errors import InputError
-from cuzk.gadgets import boolean as B
-from cuzk.gadgets import scope as S
+from collections.abc import Callable
 
-CAPACITY = 254  # Fr::CAPACITY for BLS12-381
+from cuzk.errors import InputError
+from cuzk.gadgets import boolean
+from cuzk.gadgets.boolean import Bits
+from cuzk.gadgets.scope import CAPACITY, ONE_SPEC, enforce, single_row
+
 WORD = 32
 _POW = np.uint64(1) << np.arange(WORD, dtype=np.uint64)
 
 
-def constant(value: int, k: int | None) -> B.Bits:
-    return B.constant([(value >> i) & 1 for i in range(WORD)], k)
+def constant(value: int, k: int | None) -> Bits:
+    return boolean.constant([(value >> i) & 1 for i in range(WORD)], k)
 
 
-def from_bits_be(bits: B.Bits) -> B.Bits:
+def from_bits_be(bits: Bits) -> Bits:
     if len(bits) != WORD:
         raise InputError(f"a word needs 32 bits, got {len(bits)}")
     return bits.reversed()
 
 
-def into_bits_be(word: B.Bits) -> B.Bits:
+def into_bits_be(word: Bits) -> Bits:
     return word.reversed()
 
 
-def rotr(word: B.Bits, by: int) -> B.Bits:
+def rotr(word: Bits, by: int) -> Bits:
     return word[(np.arange(WORD) + by) % WORD]
 
 
-def shr(word: B.Bits, by: int) -> B.Bits:
-    fill = B.constant([False] * by, None if word.val is None else word.val.shape[0])
-    return B.concat([word[by:], fill])
+def shr(word: Bits, by: int) -> Bits:
+    fill = boolean.constant([False] * by, None if word.val is None else word.val.shape[0])
+    return boolean.concat([word[by:], fill])
 
 
-def values(word: B.Bits) -> np.ndarray:
+def values(word: Bits) -> np.ndarray:
     """(K,) uint64 value of a word in witness mode."""
     return word.val.astype(np.uint64) @ _POW[:len(word)]
 
 
-def constant_value(word: B.Bits) -> int:
+def constant_value(word: Bits) -> int:
     return sum(1 << i for i, b in enumerate(word.neg) if b)
 
 
@@ -68,21 +70,20 @@ class MultiEq:
         self.close()
 
     def _accumulate(self) -> None:
-        if S.records(self.scope):
-            S.enforce(self.scope, S.single_row(self.lhs), (np.array([[S.ONE_CODE]]), np.array([[1]])),
-                      S.single_row(self.rhs), 1)
-        else:
-            S.enforce(self.scope, None, None, None, 1)
+        lhs, rhs = self.lhs, self.rhs
+        enforce(self.scope, 1, lambda: (single_row(lhs), ONE_SPEC, single_row(rhs)))
         self.lhs, self.rhs, self.bits_used = {}, {}, 0
 
-    def enforce_equal(self, num_bits: int, lhs: dict[int, int] | None, rhs: dict[int, int] | None) -> None:
+    def enforce_equal(self, num_bits: int, sides: Callable[[], tuple[dict[int, int], dict[int, int]]]) -> None:
+        """lhs == rhs, both of at most num_bits bits; sides() gives them as {code: coefficient}, called
+        only when the scope records."""
         if CAPACITY <= self.bits_used + num_bits:
             self._accumulate()
         if self.bits_used + num_bits >= CAPACITY:
             raise InputError(f"MultiEq: an equality of {num_bits} bits does not fit in one row")
-        if lhs is not None:
+        if self.scope.record:
             shift = 1 << self.bits_used
-            for side, terms in ((self.lhs, lhs), (self.rhs, rhs)):
+            for side, terms in zip((self.lhs, self.rhs), sides()):
                 for code, c in terms.items():
                     side[code] = side.get(code, 0) + c * shift
         self.bits_used += num_bits
@@ -92,7 +93,7 @@ class MultiEq:
             self._accumulate()
 
 
-def _terms(words: list[B.Bits]) -> dict[int, int]:
+def _terms(words: list[Bits]) -> dict[int, int]:
     """sum_j 2^j bit_j over all words, as {code: coefficient}."""
     codes, coeffs = [], []
     pow2 = (1 << np.arange(WORD, dtype=np.int64))
@@ -108,7 +109,7 @@ def _terms(words: list[B.Bits]) -> dict[int, int]:
     return out
 
 
-def addmany(scope, meq: MultiEq, operands: list[B.Bits]) -> B.Bits:
+def addmany(scope, meq: MultiEq, operands: list[Bits]) -> Bits:
     """UInt32::addmany: the sum modulo 2^32 of 2..10 words (result bits allocated, equality via meq)."""
     if not 2 <= len(operands) <= 10:
         raise InputError(f"addmany takes 2 to 10 operands, got {len(operands)}")
@@ -117,13 +118,9 @@ def addmany(scope, meq: MultiEq, operands: list[B.Bits]) -> B.Bits:
         return constant(sum(constant_value(w) for w in operands) % (1 << WORD), k)
     nbits = (len(operands) * (2**WORD - 1)).bit_length()
     vals = None
-    if S.has_values(scope):
+    if scope.has_values:
         total = sum(values(w) for w in operands)
         vals = ((total[:, None] >> np.arange(nbits, dtype=np.uint64)) & np.uint64(1)).astype(bool)
-    result = B.alloc(scope, nbits, vals)
-    if S.records(scope):
-        rhs = {code: 1 << i for i, code in enumerate(result.var.tolist())}
-        meq.enforce_equal(nbits, _terms(operands), rhs)
-    else:
-        meq.enforce_equal(nbits, None, None)
+    result = boolean.alloc(scope, nbits, vals)
+    meq.enforce_equal(nbits, lambda: (_terms(operands), {code: 1 << i for i, code in enumerate(result.var.tolist())}))
     return result[:WORD]

@@ -14,8 +14,8 @@ from functools import cached_property
 
 import numpy as np
 
-from cuzk.backend.cpu.ntt import domain_size_for
 from cuzk.errors import InputError
+from cuzk.ff.domain import Domain
 from cuzk.r1cs import CSR, ConstraintSystem
 
 
@@ -51,7 +51,7 @@ class Circuit:
 
     @property
     def domain_size(self) -> int:
-        return domain_size_for(self.rows)
+        return Domain.for_size(self.rows).n
 
     @cached_property
     def a_aux_density(self) -> np.ndarray:

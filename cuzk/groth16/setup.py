@@ -1,10 +1,14 @@
 """Groth16 trusted setup for one circuit (bellperson's generator), with fresh toxic waste.
 
 For testing and development: a real deployment takes its parameters from a ceremony (read them with
-cuzk.groth16.params). The QAP polynomials are evaluated at tau in the Lagrange basis of the domain
-(Lagrange coefficients = inverse NTT of the powers of tau), which turns u_i(tau) = sum_r A[r, i] L_r(tau)
-into one sparse product with A^T. All group elements come from one batched fixed-base
-multiplication per group (8-bit windows over a precomputed table of the generator).
+cuzk.groth16.params). The QAP polynomials are evaluated at tau in the Lagrange basis of the domain,
+L_r(tau) = Z(tau) w^r / (n (tau - w^r)) (`cuzk.ff.domain.Domain.lagrange_at`), which turns
+u_i(tau) = sum_r A[r, i] L_r(tau) into one sparse product with A^T. All group elements come from one
+batched fixed-base multiplication per group (8-bit windows over a precomputed table of the generator).
+
+`key_points` is that pipeline for any QAP reduction: the domain and the H query's scalars are its
+parameters. bellperson's (`generate_parameters`) uses Domain.for_size and h_i = tau^i Z(tau),
+i < n - 1; snarkjs's zkey writer (cuzk.interop.snarkjs) uses its own domain and H query.
 """
 from __future__ import annotations
 
@@ -14,17 +18,16 @@ import time
 
 import numpy as np
 
-from cuzk.ff import limbs
-from cuzk.backend.cpu.ntt import intt
 from cuzk.ec.curves import G1, G2
 from cuzk.errors import SetupError
+from cuzk.ff.domain import Domain, powers
 from cuzk.ff.fields import Fr
 from cuzk.groth16.circuit import Circuit, as_circuit, transpose
 from cuzk.groth16.keys import Parameters, VerifyingKey
-from cuzk.r1cs import CSR, evaluate
+from cuzk.r1cs import evaluate
 
 log = logging.getLogger("cuzk.groth16")
-R = limbs.FR_MODULUS
+R = Fr.modulus
 
 
 def random_scalar(rng: np.random.Generator | None = None) -> int:
@@ -42,37 +45,54 @@ def setup(r1cs, rng: np.random.Generator | None = None) -> Parameters:
 
 
 def generate_parameters(r1cs, tau: int, alpha: int, beta: int, gamma: int, delta: int) -> Parameters:
-    """Parameters for the given toxic waste (non-zero Fr integers), in bellperson's layout."""
+    """Parameters for the given toxic waste (non-zero Fr integers), in bellperson's layout: the QAP
+    over Domain.for_size(rows), A and B queries for the dense variables only, and the H query
+    [tau^i Z(tau) / delta] G1, i < n - 1."""
     start = time.perf_counter()
     circuit = as_circuit(r1cs)
     _check_constrained(circuit)
-    n, k = circuit.domain_size, circuit.num_inputs
-    gamma_inv, delta_inv = pow(gamma, -1, R), pow(delta, -1, R)
-
-    powers_of_tau = powers(tau, n)
-    lagrange = intt(powers_of_tau)
-    u, v, w = (_at_tau(m, lagrange, circuit) for m in (circuit.a, circuit.b, circuit.c))
-    u[:k] = Fr.add(u[:k], lagrange[circuit.num_constraints:circuit.rows])  # the input constraints
-
-    ext = Fr.add(Fr.add(Fr.mul(u, _const(beta)), Fr.mul(v, _const(alpha))), w)
-    ic = Fr.mul(ext[:k], _const(gamma_inv))
-    l = Fr.mul(ext[k:], _const(delta_inv))
-    h = Fr.mul(powers_of_tau[: n - 1], _const((pow(tau, n, R) - 1) * delta_inv % R))
-    a_dense = np.concatenate([np.ones(k, bool), circuit.a_aux_density])
+    domain = Domain.for_size(circuit.rows)
+    h_query = Fr.mul(powers(tau, domain.n - 1), Fr.const(domain.vanishing(tau)))
+    a_dense = np.concatenate([np.ones(circuit.num_inputs, bool), circuit.a_aux_density])
     b_dense = np.concatenate([circuit.b_input_density, circuit.b_aux_density])
-    if _any_zero(u[a_dense]) or _any_zero(v[b_dense]) or _any_zero(l):
+    params = key_points(circuit, domain, h_query, tau, alpha, beta, gamma, delta, a_dense, b_dense)
+    if any(_any_identity(p) for p in (params.a, params.b_g1, params.l)):  # [x] G = O iff x = 0
         raise SetupError("tau hit a root of a QAP polynomial (probability ~n/r): run setup again")
+    log.info("setup: %d constraints, %d inputs, %d aux, domain %d in %.2f s", circuit.num_constraints,
+             circuit.num_inputs, circuit.num_aux, domain.n, time.perf_counter() - start)
+    return params
 
-    g1_scalars = [h, ic, l, u[a_dense], v[b_dense], Fr.from_ints([alpha, beta, delta])]
+
+def key_points(circuit: Circuit, domain: Domain, h_query: np.ndarray, tau: int, alpha: int, beta: int,
+               gamma: int, delta: int, a_wires: np.ndarray | None = None,
+               b_wires: np.ndarray | None = None) -> Parameters:
+    """Every group element of a Groth16 key for the QAP of `circuit` over `domain`, row r at w^r:
+        u_i(tau) = sum_r A[r, i] L_r(tau) + [i < k] L_(m+i)(tau)   (bellperson's input rows x_i * 0 = 0)
+        v_i(tau) = sum_r B[r, i] L_r(tau),   w_i(tau) = sum_r C[r, i] L_r(tau)
+    for the domain's Lagrange basis L_r, m constraints and k inputs; then vk, ic and l as in
+    cuzk.groth16.keys, a = [u_i(tau)] G1 and b_g1 / b_g2 = [v_i(tau)] G1 / G2 for the wires that the
+    bool masks a_wires / b_wires select (every wire when None), and h = [h_query_j / delta] G1 for the
+    reduction's H-query scalars. SetupError when tau is a point of the domain."""
+    if domain.vanishing(tau) == 0:
+        raise SetupError("tau hit a point of the evaluation domain (probability n/r): run setup again")
+    m, k = circuit.num_constraints, circuit.num_inputs
+    lagrange = domain.lagrange_at(tau, circuit.rows)
+    u, v, w = (evaluate(transpose(mat), np.ascontiguousarray(lagrange[:m]))
+               for mat in (circuit.a, circuit.b, circuit.c))
+    u[:k] = Fr.add(u[:k], lagrange[m:])
+    ext = Fr.add(Fr.add(Fr.mul(u, Fr.const(beta)), Fr.mul(v, Fr.const(alpha))), w)
+    delta_inv = Fr.const(pow(delta, -1, R))
+    a_wires = slice(None) if a_wires is None else a_wires
+    b_wires = slice(None) if b_wires is None else b_wires
+
+    g1_scalars = [Fr.mul(h_query, delta_inv), Fr.mul(ext[:k], Fr.const(pow(gamma, -1, R))),
+                  Fr.mul(ext[k:], delta_inv), u[a_wires], v[b_wires], Fr.from_ints([alpha, beta, delta])]
     g1 = _split(G1.generator_mul(np.concatenate(g1_scalars)), [len(s) for s in g1_scalars])
-    g2_scalars = [v[b_dense], Fr.from_ints([beta, gamma, delta])]
+    g2_scalars = [v[b_wires], Fr.from_ints([beta, gamma, delta])]
     g2 = _split(G2.generator_mul(np.concatenate(g2_scalars)), [len(s) for s in g2_scalars])
     h_pts, ic_pts, l_pts, a_pts, b1_pts, (alpha_g1, beta_g1, delta_g1) = g1
     b2_pts, (beta_g2, gamma_g2, delta_g2) = g2
-
     vk = VerifyingKey(alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2, ic_pts)
-    log.info("setup: %d constraints, %d inputs, %d aux, domain %d in %.2f s", circuit.num_constraints,
-             k, circuit.num_aux, n, time.perf_counter() - start)
     return Parameters(vk, h_pts, l_pts, a_pts, b1_pts, b2_pts)
 
 
@@ -86,29 +106,9 @@ def _check_constrained(circuit: Circuit) -> None:
         raise SetupError(f"{free.size} aux variable(s) appear in no constraint (first: aux {free[0]})")
 
 
-def _at_tau(m: CSR, lagrange: np.ndarray, circuit: Circuit) -> np.ndarray:
-    """(columns, 4): sum over the circuit's rows r of M[r, i] L_r(tau), for every variable i."""
-    return evaluate(transpose(m), np.ascontiguousarray(lagrange[: circuit.num_constraints]))
-
-
-def powers(x: int, n: int) -> np.ndarray:
-    """(n, 4) Montgomery x^0 .. x^(n-1), by doubling blocks: p[k:2k] = p[0:k] x^k."""
-    out = Fr.zeros(n)
-    out[:1] = Fr.ones(1)
-    k = 1
-    while k < n:
-        m = min(k, n - k)
-        out[k:k + m] = Fr.mul(out[:m], _const(pow(x, k, R)))
-        k *= 2
-    return out
-
-
-def _const(x: int) -> np.ndarray:
-    return Fr.from_ints([x])[0]
-
-
-def _any_zero(a: np.ndarray) -> bool:
-    return bool(len(a)) and not a.any(axis=1).all()
+def _any_identity(points: np.ndarray) -> bool:
+    """Whether an affine point array (n, 2, *coord) holds the identity (all zeros)."""
+    return bool(len(points)) and not points.reshape(len(points), -1).any(axis=1).all()
 
 
 def _split(points: np.ndarray, sizes: list[int]) -> list[np.ndarray]:

@@ -22,7 +22,7 @@ import py_arkworks_bls12381 as ark
 from cuzk.ff import limbs
 from cuzk.ec.curves import G1, G2
 from cuzk.errors import InputError
-from cuzk.ff.fields import Fr
+from cuzk.ff.fields import Fq, Fr
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof
 from cuzk.r1cs import fr_array
@@ -30,23 +30,15 @@ from cuzk.r1cs import fr_array
 R = limbs.FR_MODULUS
 
 
-def _canonical(points: np.ndarray) -> np.ndarray:
-    """Canonical (non-Montgomery) little-endian Fq limbs of any affine point array."""
-    flat = np.ascontiguousarray(points).reshape(-1, 6)
-    out = np.empty_like(flat)
-    limbs.fq_from_mont_arr(flat, out)
-    return out.reshape(points.shape)
-
-
 def to_ark_g1(points: np.ndarray) -> list:
     """arkworks G1 points of an (n, 2, 6) affine array (x || y big-endian)."""
-    raw = _canonical(points.reshape(-1, 2, 6))[:, :, ::-1].astype(">u8").tobytes()
+    raw = Fq.to_canonical_limbs(points.reshape(-1, 2, 6))[:, :, ::-1].astype(">u8").tobytes()
     return [ark.G1Point.from_xy_bytes_unchecked_be(raw[i:i + 96]) for i in range(0, len(raw), 96)]
 
 
 def to_ark_g2(points: np.ndarray) -> list:
     """arkworks G2 points of an (n, 2, 2, 6) affine array (x.c0 || x.c1 || y.c0 || y.c1 big-endian)."""
-    raw = _canonical(points.reshape(-1, 2, 2, 6))[..., ::-1].astype(">u8").tobytes()
+    raw = Fq.to_canonical_limbs(points.reshape(-1, 2, 2, 6))[..., ::-1].astype(">u8").tobytes()
     return [ark.G2Point.from_xy_bytes_unchecked_be(raw[i:i + 192]) for i in range(0, len(raw), 192)]
 
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from cuzk.errors import InputError
+from cuzk.ff.limbs import FR_MODULUS
 
-R = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
+R = FR_MODULUS
 FIELD_BITS = 255
 FULL_ROUNDS = 8
 PARTIAL_ROUNDS = {2: 55, 4: 56, 8: 57, 11: 57}

@@ -24,18 +24,16 @@ from typing import Any
 from cuzk.errors import C1FormatError, CuzkError, InputError, VanillaProofError
 from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.labels import replica_id as make_replica_id
-from cuzk.porep.registry import RegisteredProof, get_proof
+from cuzk.porep.registry import RegisteredProof, get_proof, sector_size
 from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, binary_arities, compute_roots, level_arities,
                               tree_r_shape)
 from cuzk.porep.vanilla import ChallengeProof, ColumnProof, LabelProof, verify_all
 from cuzk.util.atomic import atomic_write
 
-_SIZE_LABELS = {2048: "2KiB", 8 << 20: "8MiB", 512 << 20: "512MiB", 32 << 30: "32GiB", 64 << 30: "64GiB"}
-
 
 def vanilla_key(proof: RegisteredProof) -> str:
     """The VanillaSealProof variant of a registered proof: StackedDrg<size>V1 for every version."""
-    return f"StackedDrg{_SIZE_LABELS[proof.sector_size]}V1"
+    return f"StackedDrg{sector_size(proof.sector_size).label}V1"
 
 
 @dataclass

@@ -9,8 +9,8 @@
   4 * k * per_partition) mod count.
 - Non-interactive: as interactive with SHA256("filecoin.io|PoRep|1|NonInteractive|1" || replica_id ||
   comm_r || u32 LE(j)).
-Challenges per partition = ceil(minimum challenges / partitions): minimum 2 (small sizes) or 176
-(32/64 GiB) interactive, 26 or 2253 non-interactive.
+Challenges per partition = ceil(minimum challenges / partitions), both from the sector-size table
+(cuzk.porep.registry.SECTOR_SIZES).
 """
 from __future__ import annotations
 
@@ -19,15 +19,14 @@ import struct
 from dataclasses import dataclass
 
 from cuzk.errors import InputError
-from cuzk.porep.registry import ApiFeature, ApiVersion, RegisteredProof, get_proof
+from cuzk.hashes import chacha
+from cuzk.porep.registry import ApiFeature, ApiVersion, RegisteredProof, SectorSize, get_proof, sector_size
 
-GiB = 1 << 30
 SYNTH_CHALLENGE_COUNT = 1 << 18
 _SYNTH_GEN_KEY = b"filecoin.io|PoRep|1|Synthetic|1|Generation"
 _SYNTH_SEL_KEY = b"filecoin.io|PoRep|1|Synthetic|1|Selection"
 _SYNTH_NONCE = b"synth-porep\x00"
 _NI_TAG = b"filecoin.io|PoRep|1|NonInteractive|1"
-_LAYERS = {2048: 2, 8 << 20: 2, 512 << 20: 2, 32 * GiB: 11, 64 * GiB: 11}
 _FEATURES = {"SyntheticPoRep": ApiFeature.SYNTHETIC_POREP,
              "NonInteractivePoRep": ApiFeature.NON_INTERACTIVE_POREP}
 
@@ -44,8 +43,7 @@ class PoRepConfig:
     feature: ApiFeature | None = None
 
     def __post_init__(self) -> None:
-        if self.sector_size not in _LAYERS:
-            raise InputError(f"unsupported sector size {self.sector_size}")
+        sector_size(self.sector_size)  # a supported size
         if not isinstance(self.porep_id, bytes) or len(self.porep_id) != 32:
             raise InputError("porep_id must be 32 bytes")
         if not 1 <= self.partitions <= 255:
@@ -73,15 +71,19 @@ class PoRepConfig:
         return self.sector_size // 32
 
     @property
+    def size(self) -> SectorSize:
+        """The sector-size table entry (cuzk.porep.registry.SECTOR_SIZES)."""
+        return sector_size(self.sector_size)
+
+    @property
     def layers(self) -> int:
-        return _LAYERS[self.sector_size]
+        return self.size.layers
 
     @property
     def minimum_challenges(self) -> int:
-        big = self.sector_size >= 32 * GiB
         if self.feature is ApiFeature.NON_INTERACTIVE_POREP:
-            return 2253 if big else 26
-        return 176 if big else 2
+            return self.size.ni_min_challenges
+        return self.size.min_challenges
 
     @property
     def challenges_per_partition(self) -> int:
@@ -99,59 +101,26 @@ def _check32(**values: bytes) -> None:
             raise InputError(f"{name} must be 32 bytes")
 
 
-def interactive_challenges(nodes: int, replica_id: bytes, seed: bytes, per_partition: int, k: int
-                           ) -> list[int]:
-    _check32(replica_id=replica_id, seed=seed)
-    prefix = hashlib.sha256(bytes(replica_id) + bytes(seed))
+def _hashed_challenges(prefix: bytes, nodes: int, per_partition: int, k: int) -> list[int]:
+    """Challenges j = k * per_partition + i of SHA256(prefix || u32 LE(j))."""
+    head = hashlib.sha256(prefix)
     out = []
     for i in range(per_partition):
-        h = prefix.copy()
+        h = head.copy()
         h.update(struct.pack("<I", per_partition * k + i))
         out.append(_challenge(h.digest(), nodes))
     return out
+
+
+def interactive_challenges(nodes: int, replica_id: bytes, seed: bytes, per_partition: int, k: int
+                           ) -> list[int]:
+    _check32(replica_id=replica_id, seed=seed)
+    return _hashed_challenges(bytes(replica_id) + bytes(seed), nodes, per_partition, k)
 
 
 def ni_challenges(nodes: int, replica_id: bytes, comm_r: bytes, per_partition: int, k: int) -> list[int]:
     _check32(replica_id=replica_id, comm_r=comm_r)
-    prefix = hashlib.sha256(_NI_TAG + bytes(replica_id) + bytes(comm_r))
-    out = []
-    for i in range(per_partition):
-        h = prefix.copy()
-        h.update(struct.pack("<I", per_partition * k + i))
-        out.append(_challenge(h.digest(), nodes))
-    return out
-
-
-# ---------------------------------------------------------------- ChaCha20 (RFC 8439), random access
-
-def _rotl(x: int, n: int) -> int:
-    return ((x << n) | (x >> (32 - n))) & 0xFFFFFFFF
-
-
-def chacha20_block(key: bytes, nonce: bytes, counter: int, rounds: int = 20) -> bytes:
-    """One 64-byte ChaCha keystream block (IETF layout: 32-bit counter, 96-bit nonce)."""
-    init = [0x61707865, 0x3320646E, 0x79622D32, 0x6B206574, *struct.unpack("<8I", key),
-            counter & 0xFFFFFFFF, *struct.unpack("<3I", nonce)]
-    x = list(init)
-    for _ in range(rounds // 2):
-        for a, b, c, d in ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
-                           (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14)):
-            x[a] = (x[a] + x[b]) & 0xFFFFFFFF
-            x[d] = _rotl(x[d] ^ x[a], 16)
-            x[c] = (x[c] + x[d]) & 0xFFFFFFFF
-            x[b] = _rotl(x[b] ^ x[c], 12)
-            x[a] = (x[a] + x[b]) & 0xFFFFFFFF
-            x[d] = _rotl(x[d] ^ x[a], 8)
-            x[c] = (x[c] + x[d]) & 0xFFFFFFFF
-            x[b] = _rotl(x[b] ^ x[c], 7)
-    return struct.pack("<16I", *((v + w) & 0xFFFFFFFF for v, w in zip(x, init)))
-
-
-def chacha20_keystream(key: bytes, nonce: bytes, offset: int, length: int) -> bytes:
-    """`length` keystream bytes starting at byte `offset` (a seek, as RustCrypto's try_seek)."""
-    first, last = offset // 64, (offset + length + 63) // 64
-    stream = b"".join(chacha20_block(key, nonce, b) for b in range(first, last))
-    return stream[offset - 64 * first: offset - 64 * first + length]
+    return _hashed_challenges(_NI_TAG + bytes(replica_id) + bytes(comm_r), nodes, per_partition, k)
 
 
 def _synth_key(tag: bytes, replica_id: bytes, other: bytes) -> bytes:
@@ -169,7 +138,7 @@ def synthetic_challenge(nodes: int, replica_id: bytes, comm_r: bytes, i: int,
     if not 0 <= i < count:
         raise InputError(f"synthetic challenge index {i} outside [0, {count})")
     key = _synth_key(_SYNTH_GEN_KEY, replica_id, comm_r)
-    return _challenge(chacha20_keystream(key, _SYNTH_NONCE, 32 * i, 32), nodes)
+    return _challenge(chacha.keystream(key, _SYNTH_NONCE, 32 * i, 32), nodes)
 
 
 def synthetic_indexes(nodes: int, replica_id: bytes, seed: bytes, per_partition: int, k: int,
@@ -178,7 +147,7 @@ def synthetic_indexes(nodes: int, replica_id: bytes, seed: bytes, per_partition:
     _check32(replica_id=replica_id, seed=seed)
     count = synthetic_challenge_count(nodes) if count is None else count
     key = _synth_key(_SYNTH_SEL_KEY, replica_id, seed)
-    raw = chacha20_keystream(key, _SYNTH_NONCE, 4 * k * per_partition, 4 * per_partition)
+    raw = chacha.keystream(key, _SYNTH_NONCE, 4 * k * per_partition, 4 * per_partition)
     return [v % count for v in struct.unpack(f"<{per_partition}I", raw)]
 
 

@@ -11,8 +11,9 @@ Variable, input and row order are rust's, so the R1CS equals the one bellperson 
 Public inputs: [ONE, replica_id, comm_d, comm_r] then per challenge 18 packed path indices / the
 challenge, as `generate_public_inputs`.
 
-Constraint mode replays SHA256 compressions (circuit_replay), so counting a 1.2 M-row circuit takes
-seconds; witness mode runs the gadgets on K-wide arrays and computes the labels of layers 2..L of all
+`circuit` builds its system with `replay` set, so in constraint mode the SHA256 gadget stamps each
+compression recorded once (cuzk.gadgets.replay) and counting a 1.2 M-row circuit takes seconds;
+witness mode runs the gadgets on K-wide arrays and computes the labels of layers 2..L of all
 challenges in one nested block (K * (L - 1) instances).
 """
 from __future__ import annotations
@@ -24,22 +25,18 @@ import numpy as np
 
 from cuzk.errors import InputError, SynthesisError
 from cuzk.ff.fields import Fr
-from cuzk.gadgets import boolean as B
-from cuzk.gadgets import merkle as M
-from cuzk.gadgets import num as N
-from cuzk.gadgets import scope as S
-from cuzk.gadgets import sha256 as H
-from cuzk.gadgets import uint32 as U
+from cuzk.gadgets import boolean, merkle, num, sha256, uint32
+from cuzk.gadgets.boolean import Bits
+from cuzk.gadgets.merkle import Level
+from cuzk.gadgets.num import Num
 from cuzk.gadgets.poseidon import poseidon_hash
-from cuzk.porep.circuit_replay import replay
+from cuzk.gadgets.scope import ONE_SPEC, enforce, lc_sum
+from cuzk.porep.public_inputs import PER_CHALLENGE_INPUTS, commitment_to_fr
 from cuzk.porep.registry import BASE_DEGREE, DEGREE
-from cuzk.porep.public_inputs import commitment_to_fr
 from cuzk.porep.trees import MerklePath, binary_arities, check_path_shape, fr_from_le, level_arities, tree_r_shape
 from cuzk.r1cs import ConstraintSystem, Variable
 
 TOTAL_PARENTS = 37
-PER_CHALLENGE_INPUTS = 1 + DEGREE + 3
-_ONE = (np.array([[S.ONE_CODE]]), np.array([[1]]))
 
 
 @dataclass(frozen=True)
@@ -94,11 +91,11 @@ class PartitionWitness:
     comm_c: int
     challenges: np.ndarray          # (K,) node indices
     data_leaves: np.ndarray         # (K, 4) tree_d leaves (unsealed data)
-    comm_d_paths: list[M.Level]
+    comm_d_paths: list[Level]
     parent_columns: np.ndarray      # (K, 14, layers, 4) labels of each parent's column
-    parent_paths: list[list[M.Level]]
-    comm_r_last_paths: list[M.Level]
-    comm_c_paths: list[M.Level]
+    parent_paths: list[list[Level]]
+    comm_r_last_paths: list[Level]
+    comm_c_paths: list[Level]
 
     @classmethod
     def from_paths(cls, replica_id: bytes, comm_d: bytes, comm_r: bytes, comm_r_last: bytes, comm_c: bytes,
@@ -152,7 +149,7 @@ class PartitionWitness:
                         raise InputError(f"{name} path levels need ({k},) indices and ({k}, a-1, 4) siblings")
 
 
-def levels_from_paths(paths: Sequence[MerklePath]) -> list[M.Level]:
+def levels_from_paths(paths: Sequence[MerklePath]) -> list[Level]:
     """K paths of one shape (one per challenge) as merkle.Levels with (K,) indices and (K, a-1, 4) siblings."""
     if not paths or any(p.arities != paths[0].arities for p in paths):
         raise InputError("levels_from_paths needs paths of one shape")
@@ -161,62 +158,38 @@ def levels_from_paths(paths: Sequence[MerklePath]) -> list[M.Level]:
     out = []
     for level, a in enumerate(paths[0].arities):
         raw = np.frombuffer(b"".join(h for p in paths for h in p.siblings[level]), np.uint8)
-        out.append(M.Level(a, np.array([p.indices[level] for p in paths], np.int64),
+        out.append(Level(a, np.array([p.indices[level] for p in paths], np.int64),
                            fr_from_le(raw, "path hash").reshape(len(paths), a - 1, 4)))
     return out
 
 
-# ---------------------------------------------------------------- SHA256 with replayed compressions
-
-def _compression_flat(scope, block: B.Bits, state: B.Bits) -> B.Bits:
-    return B.concat(H.compression(scope, block, [state[32 * i:32 * (i + 1)] for i in range(8)]))
-
-
-def sha256(scope, message: B.Bits) -> B.Bits:
-    """bellperson's sha256 (as cuzk.gadgets.sha256.sha256), each compression replayed in constraint mode."""
-    if len(message) % 8:
-        raise InputError(f"sha256 hashes whole bytes, got {len(message)} bits")
-    k = None if message.val is None else message.val.shape[0]
-    padded = B.concat([message, H.padding(len(message), k)])
-    state = B.concat(H.iv(k))
-    for i in range(len(padded) // 512):
-        state = replay("sha256_compression", _compression_flat, scope, [padded[512 * i:512 * (i + 1)], state])
-    return B.concat([U.into_bits_be(state[32 * i:32 * (i + 1)]) for i in range(8)])
-
-
-def _sha256_leaves(scope, leaves: list[N.Num]) -> N.Num:
-    """Sha256Function::hash_multi_leaf_circuit (tree_d nodes), as merkle.sha256_hash_leaves."""
-    bits = B.concat([B.reverse_bit_numbering(N.to_bits_le(scope, leaf)) for leaf in leaves])
-    return N.pack_bits(scope, B.reverse_bit_numbering(sha256(scope, bits)))
-
-
 # ---------------------------------------------------------------- pieces of the circuit
 
-def _layer_bits(layer, k: int | None) -> B.Bits:
+def _layer_bits(layer, k: int | None) -> Bits:
     """UInt32::constant(layer).into_bits_be(); an array of per-instance layers (witness mode) gives
     constant bits whose values differ per instance."""
     if isinstance(layer, (int, np.integer)):
-        return U.into_bits_be(U.constant(int(layer), k))
+        return uint32.into_bits_be(uint32.constant(int(layer), k))
     layer = np.asarray(layer, dtype=np.uint64)
     if k is None or layer.shape != (k,):
         raise InputError(f"per-instance layers need witness values for {k} instances")
-    bits = U.into_bits_be(U.constant(int(layer[0]), k))
+    bits = uint32.into_bits_be(uint32.constant(int(layer[0]), k))
     bits.val = ((layer[:, None] >> np.arange(31, -1, -1, dtype=np.uint64)) & np.uint64(1)).astype(bool)
     return bits
 
 
-def create_label(scope, replica_id: B.Bits, parents: list[B.Bits], layer, node_be: B.Bits) -> N.Num:
+def create_label(scope, replica_id: Bits, parents: list[Bits], layer, node_be: Bits) -> Num:
     """create_label_circuit: SHA256(replica_id (padded to 256 bits) || u32 BE layer || u64 BE node ||
     zero padding to 64 bytes || 37 parents of 256 bits each), reversed per byte, 254 bits packed.
     layer: an int, or in witness mode one layer per instance."""
     if len(parents) != TOTAL_PARENTS or not 32 <= len(replica_id) <= 256 or len(node_be) != 64:
         raise InputError("create_label takes 37 parents, a replica id of 32..256 bits and 64 node bits")
     k = None if replica_id.val is None else replica_id.val.shape[0]
-    zeros = lambda n: B.constant([False] * n, k)  # noqa: E731
+    zeros = lambda n: boolean.constant([False] * n, k)  # noqa: E731
     parts = [replica_id, zeros(256 - len(replica_id)), _layer_bits(layer, k), node_be, zeros(160)]
     for p in parents:
         parts += [p, zeros(-len(p) % 256)]
-    return N.pack_bits(scope, B.reverse_bit_numbering(sha256(scope, B.concat(parts))))
+    return num.pack_bits(scope, boolean.reverse_bit_numbering(sha256.sha256(scope, boolean.concat(parts))))
 
 
 def expand_parents(layer: int, parents: list):
@@ -227,52 +200,31 @@ def expand_parents(layer: int, parents: list):
     return parents * 2 + parents[:9]
 
 
-def _encode(scope, key: N.Num, value: N.Num) -> N.Num:
+def _encode(scope, key: Num, value: Num) -> Num:
     """encode: key + value, as one new number and (key + value) * 1 = out."""
-    out = N.alloc(scope, None if key.val is None else Fr.add(key.val, value.val))
-    if S.records(scope):
-        S.enforce(scope, S.lc_sum((np.array([key.code]), 1), (np.array([value.code]), 1)), _ONE,
-                  (np.array([[out.code]]), np.array([[1]])), 1)
-    else:
-        S.enforce(scope, None, None, None, 1)
+    out = num.alloc(scope, None if key.val is None else Fr.add(key.val, value.val))
+    enforce(scope, 1, lambda: (lc_sum((np.array([key.code]), 1), (np.array([value.code]), 1)), ONE_SPEC,
+                               (np.array([[out.code]]), np.array([[1]]))))
     return out
 
 
-def _inclusion(scope, leaf: N.Num, path: list[M.Level], hasher: str, root: N.Num) -> None:
-    """enforce_inclusion: PoRCircuit with an allocated leaf and root, private root (inputs: the packed
-    index bits of every level)."""
-    if hasher == "poseidon":
-        M.por(scope, leaf, path, "poseidon", root=root)
-        return
-    cur, index_bits = leaf, []
-    for level in path:
-        vals = None if level.index is None else \
-            ((np.asarray(level.index, np.int64)[:, None] >> np.arange(1)) & 1).astype(bool)
-        bits = B.alloc(scope, 1, vals)
-        index_bits.append(bits)
-        sibling = N.alloc(scope, None if level.siblings is None else level.siblings[:, 0])
-        cur = _sha256_leaves(scope, M.insert(scope, cur, bits, [sibling]))
-    N.pack_into_inputs(scope, B.concat(index_bits))
-    N.enforce_equal(scope, cur, root)
+def _parent_bits(scope, label: Num) -> Bits:
+    return boolean.reverse_bit_numbering(num.to_bits_le(scope, label))
 
 
-def _parent_bits(scope, num: N.Num) -> B.Bits:
-    return B.reverse_bit_numbering(N.to_bits_le(scope, num))
-
-
-def _repeat(bits: B.Bits, r: int) -> B.Bits:
+def _repeat(bits: Bits, r: int) -> Bits:
     """Outside bits seen from a nested block of r instances per instance (witness mode, where rows are
     only counted: the values are what matters)."""
-    return B.Bits(bits.var, bits.neg, np.repeat(bits.val, r, axis=0))
+    return Bits(bits.var, bits.neg, np.repeat(bits.val, r, axis=0))
 
 
-def _labels(scope, shape: StackedShape, replica_id: B.Bits, node_be: B.Bits, columns: list[list[N.Num]]
-            ) -> list[N.Num]:
+def _labels(scope, shape: StackedShape, replica_id: Bits, node_be: Bits, columns: list[list[Num]]
+            ) -> list[Num]:
     """The labels of the challenged node in every layer (in rust's order, layer by layer)."""
     layers = shape.layers
     drg = [_parent_bits(scope, columns[j][0]) for j in range(BASE_DEGREE)]
     labels = [create_label(scope, replica_id, expand_parents(1, drg), 1, node_be)]
-    if S.records(scope):  # layer constants differ in coefficients: one layer after the other
+    if scope.record:  # layer constants differ in coefficients: one layer after the other
         for layer in range(2, layers + 1):
             parents = [_parent_bits(scope, columns[j][layer - 1 if j < BASE_DEGREE else layer - 2])
                        for j in range(DEGREE)]
@@ -280,47 +232,48 @@ def _labels(scope, shape: StackedShape, replica_id: B.Bits, node_be: B.Bits, col
         return labels
     # witness mode: layers 2..L of all instances in one nested block. Every layer gives the same
     # variables and rows (its constant only changes coefficients), so one template serves them all.
-    k, r = S.instances(scope), layers - 1
+    k, r = scope.total, layers - 1
     with scope.batch(r) as blk:
         parents = []
         for j in range(DEGREE):
             col = [columns[j][layer - 1 if j < BASE_DEGREE else layer - 2] for layer in range(2, layers + 1)]
             wired = blk.wire([Variable(c.code, c.val) for c in col])
-            parents.append(_parent_bits(blk, N.Num(wired.code, wired.value)))
+            parents.append(_parent_bits(blk, Num(wired.code, wired.value)))
         layer_no = np.tile(np.arange(2, layers + 1), k)
         label = create_label(blk, _repeat(replica_id, r), expand_parents(2, parents), layer_no, _repeat(node_be, r))
     codes = blk.instances(Variable(label.code))
     vals = label.val.reshape(k, r, 4)
-    return labels + [N.Num(int(codes[i]), vals[:, i]) for i in range(r)]
+    return labels + [Num(int(codes[i]), vals[:, i]) for i in range(r)]
 
 
-def _blank(arities) -> list[M.Level]:
-    return [M.Level(a) for a in arities]
+def _blank(arities) -> list[Level]:
+    return [Level(a) for a in arities]
 
 
-def _challenge(blk, shape: StackedShape, w: PartitionWitness | None, replica_id: B.Bits,
-               comm_d: N.Num, comm_c: N.Num, comm_r_last: N.Num) -> None:
-    """One challenge's proof (params.rs Proof::synthesize) for the K instances of blk."""
+def _challenge(blk, shape: StackedShape, w: PartitionWitness | None, replica_id: Bits,
+               comm_d: Num, comm_c: Num, comm_r_last: Num) -> None:
+    """One challenge's proof (params.rs Proof::synthesize) for the K instances of blk; every
+    enforce_inclusion is a PoRCircuit with an allocated leaf and a private, allocated root."""
     layers = shape.layers
-    data_leaf = N.alloc(blk, None if w is None else w.data_leaves)
-    _inclusion(blk, data_leaf, _blank(shape.tree_d_arities) if w is None else w.comm_d_paths, "sha256", comm_d)
+    data_leaf = num.alloc(blk, None if w is None else w.data_leaves)
+    merkle.por(blk, data_leaf, _blank(shape.tree_d_arities) if w is None else w.comm_d_paths, "sha256", root=comm_d)
     columns = []
     for j in range(DEGREE):  # 6 DRG parents, then 8 expansion parents
-        column = N.alloc_many(blk, layers, None if w is None else np.ascontiguousarray(w.parent_columns[:, j]))
+        column = num.alloc_many(blk, layers, None if w is None else np.ascontiguousarray(w.parent_columns[:, j]))
         path = _blank(shape.tree_r_arities) if w is None else w.parent_paths[j]
-        _inclusion(blk, poseidon_hash(blk, column), path, "poseidon", comm_c)
+        merkle.por(blk, poseidon_hash(blk, column), path, "poseidon", root=comm_c)
         columns.append(column)
     bits = None
     if w is not None:
         bits = (np.asarray(w.challenges, np.uint64)[:, None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)
-    challenge = B.alloc(blk, 64, None if bits is None else bits.astype(bool))  # UInt64::alloc
-    N.pack_into_inputs(blk, challenge)
+    challenge = boolean.alloc(blk, 64, None if bits is None else bits.astype(bool))  # UInt64::alloc
+    num.pack_into_inputs(blk, challenge)
     labels = _labels(blk, shape, replica_id, challenge.reversed(), columns)
     encoded = _encode(blk, labels[-1], data_leaf)
-    _inclusion(blk, encoded, _blank(shape.tree_r_arities) if w is None else w.comm_r_last_paths,
-               "poseidon", comm_r_last)
-    _inclusion(blk, poseidon_hash(blk, labels), _blank(shape.tree_r_arities) if w is None else w.comm_c_paths,
-               "poseidon", comm_c)
+    merkle.por(blk, encoded, _blank(shape.tree_r_arities) if w is None else w.comm_r_last_paths,
+               "poseidon", root=comm_r_last)
+    merkle.por(blk, poseidon_hash(blk, labels), _blank(shape.tree_r_arities) if w is None else w.comm_c_paths,
+               "poseidon", root=comm_c)
 
 
 def synthesize(cs: ConstraintSystem, shape: StackedShape, witness: PartitionWitness | None = None) -> None:
@@ -335,16 +288,16 @@ def synthesize(cs: ConstraintSystem, shape: StackedShape, witness: PartitionWitn
             raise SynthesisError(f"{cs.mode} mode needs a PartitionWitness")
         witness.check(shape)
     value = lambda x: None if w is None else [x]  # noqa: E731
-    replica = N.alloc(cs, value(None if w is None else w.replica_id))
-    N.inputize(cs, replica)
-    replica_bits = B.reverse_bit_numbering(N.to_bits_le(cs, replica))
-    comm_d = N.alloc(cs, value(None if w is None else w.comm_d))
-    N.inputize(cs, comm_d)
-    comm_r = N.alloc(cs, value(None if w is None else w.comm_r))
-    N.inputize(cs, comm_r)
-    comm_r_last = N.alloc(cs, value(None if w is None else w.comm_r_last))
-    comm_c = N.alloc(cs, value(None if w is None else w.comm_c))
-    N.enforce_equal(cs, comm_r, poseidon_hash(cs, [comm_c, comm_r_last]))
+    replica = num.alloc(cs, value(None if w is None else w.replica_id))
+    num.inputize(cs, replica)
+    replica_bits = boolean.reverse_bit_numbering(num.to_bits_le(cs, replica))
+    comm_d = num.alloc(cs, value(None if w is None else w.comm_d))
+    num.inputize(cs, comm_d)
+    comm_r = num.alloc(cs, value(None if w is None else w.comm_r))
+    num.inputize(cs, comm_r)
+    comm_r_last = num.alloc(cs, value(None if w is None else w.comm_r_last))
+    comm_c = num.alloc(cs, value(None if w is None else w.comm_c))
+    num.enforce_equal(cs, comm_r, poseidon_hash(cs, [comm_c, comm_r_last]))
     k = shape.challenges
     if replica_bits.val is not None:
         replica_bits = _repeat(replica_bits, k)
@@ -354,8 +307,8 @@ def synthesize(cs: ConstraintSystem, shape: StackedShape, witness: PartitionWitn
 
 def circuit(shape: StackedShape, witness: PartitionWitness | None = None, mode: str = "constraints"
             ) -> ConstraintSystem:
-    """A new ConstraintSystem holding the partition circuit."""
-    cs = ConstraintSystem(mode)
+    """A new ConstraintSystem holding the partition circuit (with `replay` set: see the module doc)."""
+    cs = ConstraintSystem(mode, replay=True)
     synthesize(cs, shape, witness)
     return cs
 

@@ -10,7 +10,8 @@ Follows rust-fil-proofs `storage-proofs-core/src/drgraph.rs`, `crypto/feistel.rs
   with round function Blake2b-512(u64 BE(right) || u64 BE(key))[:8] (BE) & right_mask, cycle-walking
   until below 8 * nodes; API 1.0 truncates the permuted index to u32 before dividing.
 The round function only ever sees `right < 2**half_bits` (at most 2**17 values), so it is tabulated
-once per round with hashlib and the permutation itself runs in numba.
+once per round with hashlib and the permutation itself runs in numba. `SdrGraph.parents_of` derives
+one node's parents in Python instead (vanilla proofs, public inputs: a few nodes, no tables).
 """
 from __future__ import annotations
 
@@ -19,18 +20,25 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, prange
 
 from cuzk.errors import InputError
+from cuzk.hashes import chacha
+from cuzk.hashes.chacha import SIGMA, block_words
 from cuzk.porep.registry import BASE_DEGREE, DEGREE, EXP_DEGREE, ApiVersion, RegisteredProof, get_proof
 from cuzk.util.atomic import atomic_path
 from cuzk.util.progress import Progress
 
+if TYPE_CHECKING:
+    from cuzk.porep.challenges import PoRepConfig
+
 DRSAMPLE_DST = b"Filecoin_DRSample"
 FEISTEL_DST = b"Filecoin_Feistel"
 FEISTEL_ROUNDS = 3
+DRG_ROUNDS = 8  # ChaCha8Rng
 PARENT_CACHE_VERSION = 28  # storage-proofs-core parameter_cache::VERSION
 _TREE_HASHER = "poseidon_hasher"  # H::name() of the stacked graph's hasher in every registered proof
 
@@ -43,45 +51,7 @@ def porep_domain_seed(dst: bytes, porep_id: bytes) -> bytes:
     return hashlib.sha256(dst + porep_id).digest()
 
 
-# ---------------------------------------------------------------- ChaCha8 and DRG bucket sampling
-
-
-@njit(cache=True)
-def _rotl32(x, n):
-    return ((x << n) | (x >> (np.uint64(32) - n))) & _M32
-
-
-@njit(cache=True)
-def _qr(a, b, c, d):
-    a = (a + b) & _M32
-    d = _rotl32(d ^ a, np.uint64(16))
-    c = (c + d) & _M32
-    b = _rotl32(b ^ c, np.uint64(12))
-    a = (a + b) & _M32
-    d = _rotl32(d ^ a, np.uint64(8))
-    c = (c + d) & _M32
-    b = _rotl32(b ^ c, np.uint64(7))
-    return a, b, c, d
-
-
-@njit(cache=True)
-def _chacha8_block(init, out, off):
-    """ChaCha with 8 rounds on the 16-word state `init` (uint64 holding u32); writes 16 words at out[off:]."""
-    x0, x1, x2, x3, x4, x5, x6, x7 = init[0], init[1], init[2], init[3], init[4], init[5], init[6], init[7]
-    x8, x9, x10, x11, x12, x13, x14, x15 = (
-        init[8], init[9], init[10], init[11], init[12], init[13], init[14], init[15])
-    for _ in range(4):
-        x0, x4, x8, x12 = _qr(x0, x4, x8, x12)
-        x1, x5, x9, x13 = _qr(x1, x5, x9, x13)
-        x2, x6, x10, x14 = _qr(x2, x6, x10, x14)
-        x3, x7, x11, x15 = _qr(x3, x7, x11, x15)
-        x0, x5, x10, x15 = _qr(x0, x5, x10, x15)
-        x1, x6, x11, x12 = _qr(x1, x6, x11, x12)
-        x2, x7, x8, x13 = _qr(x2, x7, x8, x13)
-        x3, x4, x9, x14 = _qr(x3, x4, x9, x14)
-    res = (x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15)
-    for i in range(16):
-        out[off + i] = (res[i] + init[i]) & _M32
+# ---------------------------------------------------------------- DRG bucket sampling
 
 
 @njit(cache=True, parallel=True)
@@ -92,8 +62,8 @@ def _base_parents_kernel(seed_words, start, stop, pred_first, out):
     one, two = np.uint64(1), np.uint64(2)
     for c in prange((n + _CHUNK - 1) // _CHUNK):
         state = np.zeros(16, np.uint64)
-        state[0], state[1] = np.uint64(0x61707865), np.uint64(0x3320646E)
-        state[2], state[3] = np.uint64(0x79622D32), np.uint64(0x6B206574)
+        for i in range(4):
+            state[i] = np.uint64(SIGMA[i])
         for i in range(7):
             state[4 + i] = seed_words[i]
         words = np.empty(32, np.uint64)
@@ -105,9 +75,9 @@ def _base_parents_kernel(seed_words, start, stop, pred_first, out):
                 continue
             state[11] = v  # key word 7 = u32 LE(node)
             state[12] = np.uint64(0)  # block counter
-            _chacha8_block(state, words, 0)
+            block_words(state, words, 0, DRG_ROUNDS)
             state[12] = one
-            _chacha8_block(state, words, 16)
+            block_words(state, words, 16, DRG_ROUNDS)
             meta = v * five
             n_buckets = np.uint64(0)  # ceil(log2(meta)); meta = 5v is never a power of two
             t = meta
@@ -206,6 +176,11 @@ class SdrGraph:
         p = get_proof(proof)
         return cls(p.nodes, p.porep_id, p.api_version)
 
+    @classmethod
+    def for_config(cls, config: PoRepConfig) -> SdrGraph:
+        """The graph of a PoRepConfig (cuzk.porep.challenges), which may name no registered proof."""
+        return cls(config.nodes, config.porep_id, config.api_version)
+
     @property
     def drg_seed(self) -> bytes:
         return porep_domain_seed(DRSAMPLE_DST, self.porep_id)[:28]
@@ -251,6 +226,56 @@ class SdrGraph:
         out[:, :BASE_DEGREE] = self.base_parents(start, stop)
         out[:, BASE_DEGREE:] = self.expansion_parents(start, stop)
         return out
+
+    def parents_of(self, node: int) -> list[int]:
+        """The 14 parents of one node (6 DRG, 8 expansion), as `parents` gives them, computed in
+        Python without building the Feistel tables or launching the kernels (cheap for a few nodes)."""
+        if not 0 <= node < self.nodes:
+            raise InputError(f"node {node} outside [0, {self.nodes})")
+        return self._base_parents_of(node) + [self._expansion_parent_of(node, i) for i in range(EXP_DEGREE)]
+
+    def _base_parents_of(self, node: int) -> list[int]:
+        """_base_parents_kernel for one node: ChaCha8 keyed by drg_seed || u32 LE(node), two blocks."""
+        pred_first = self.api_version is not ApiVersion.V1_0_0
+        base = [0] * BASE_DEGREE
+        if node < 2:
+            return base
+        key = self.drg_seed + node.to_bytes(4, "little")
+        stream = chacha.block(key, bytes(12), 0, DRG_ROUNDS) + chacha.block(key, bytes(12), 1, DRG_ROUNDS)
+        words = np.frombuffer(stream, "<u4").tolist()
+        meta = node * (BASE_DEGREE - 1)
+        n_buckets = meta.bit_length()  # ceil(log2(meta)): 5v is never a power of two
+        for i in range(BASE_DEGREE - 1):
+            r1 = words[4 * i] | words[4 * i + 1] << 32
+            r2 = words[4 * i + 2] | words[4 * i + 3] << 32
+            largest = min(meta, 1 << (r1 % n_buckets + 1))
+            smallest = max(2, largest >> 1)
+            parent = (meta - smallest - r2 % (largest - smallest + 1)) // (BASE_DEGREE - 1)
+            base[i + pred_first] = node - 1 if parent == node else parent
+        base[0 if pred_first else BASE_DEGREE - 1] = node - 1
+        return base
+
+    @cached_property
+    def _feistel_keys_be(self) -> tuple[bytes, ...]:
+        return tuple(k.to_bytes(8, "big") for k in self.feistel_keys[:FEISTEL_ROUNDS])
+
+    def _feistel_permute(self, x: int) -> int:
+        """_feistel_encode with the round function evaluated by hashlib."""
+        left_mask, right_mask, half = feistel_precompute(EXP_DEGREE * self.nodes)
+        left, right = (x & left_mask) >> half, x & right_mask
+        for key in self._feistel_keys_be:
+            f = int.from_bytes(hashlib.blake2b(right.to_bytes(8, "big") + key).digest()[:8], "big")
+            left, right = right, left ^ (f & right_mask)
+        return left << half | right
+
+    def _expansion_parent_of(self, node: int, i: int) -> int:
+        """_exp_parents_kernel for one edge: permute(8 node + i), cycle-walked below 8 * nodes."""
+        u = self._feistel_permute(EXP_DEGREE * node + i)
+        while u >= EXP_DEGREE * self.nodes:
+            u = self._feistel_permute(u)
+        if self.api_version is ApiVersion.V1_0_0:  # API 1.0 truncates to u32
+            u &= 0xFFFFFFFF
+        return u // EXP_DEGREE
 
     @property
     def identifier(self) -> str:

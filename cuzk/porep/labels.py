@@ -4,7 +4,8 @@ label(L, v) = SHA256(replica_id || u32 BE(L) || u64 BE(v) || 20 zero bytes || 37
 byte 31 &= 0x3F. Node 0 hashes only the 64-byte prefix. Layer 1 hashes its 6 base parents (labels of
 this layer) 6 times, then base parent 0; layer L > 1 hashes its 14 parents (6 base from layer L, 8
 expansion from layer L - 1) twice, then the first 9. Base parents all precede v, so a layer is computed
-node by node in order; the kernel below is a numba SHA256 over labels kept as big-endian u32 words.
+node by node in order; the kernel below runs cuzk.hashes.sha256.compress over labels kept as big-endian
+u32 words.
 """
 from __future__ import annotations
 
@@ -15,14 +16,11 @@ import numpy as np
 from numba import njit
 
 from cuzk.errors import InputError
+from cuzk.hashes.sha256 import IV_WORDS, compress
 from cuzk.porep.registry import BASE_DEGREE, DEGREE, NODE_SIZE
-from cuzk.hashes.sha256 import IV, ROUND_CONSTANTS
 
 HASHED_PARENTS = 37
 _LAST_WORD_MASK = np.uint32(0xFFFFFF3F)  # byte 31 &= 0x3F on a big-endian word
-
-_K = np.array(ROUND_CONSTANTS, dtype=np.uint32)
-_H0 = np.array(IV, dtype=np.uint32)
 
 
 def replica_id(prover_id: bytes, sector_id: int, ticket: bytes, comm_d: bytes, porep_id: bytes) -> bytes:
@@ -61,51 +59,6 @@ def label_node(replica: bytes, layer: int, node: int, hashed_parents: Sequence[b
     return bytes(out)
 
 
-# ---------------------------------------------------------------- numba SHA256 over BE words
-# Scalars stay np.uint32 (each sum truncated) so LLVM emits 32-bit adds and rotates (rorx).
-
-
-@njit(cache=True, inline="always")  # scalar-only helpers: inlined, or every round pays calls
-def _rotr(x, n):
-    return np.uint32((x >> np.uint32(n)) | (x << np.uint32(32 - n)))
-
-
-@njit(cache=True, inline="always")
-def _round(a, b, c, d, e, f, g, h, kw):
-    """One SHA256 round; returns the new (d, h), the other six words just change roles."""
-    t1 = np.uint32(h + (_rotr(e, 6) ^ _rotr(e, 11) ^ _rotr(e, 25)) + (g ^ (e & (f ^ g))) + kw)
-    t2 = np.uint32((_rotr(a, 2) ^ _rotr(a, 13) ^ _rotr(a, 22)) + ((a & b) | (c & (a | b))))
-    return np.uint32(d + t1), np.uint32(t1 + t2)
-
-
-@njit(cache=True)
-def _compress(state, w):
-    """SHA256 compression of the 16 message words in w[:16] (uint32, room for 64) into state (8 uint32)."""
-    for t in range(16, 64):
-        x, y = w[t - 15], w[t - 2]
-        s0 = _rotr(x, 7) ^ _rotr(x, 18) ^ np.uint32(x >> np.uint32(3))
-        s1 = _rotr(y, 17) ^ _rotr(y, 19) ^ np.uint32(y >> np.uint32(10))
-        w[t] = np.uint32(w[t - 16] + s0 + w[t - 7] + s1)
-    a, b, c, d, e, f, g, h = state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7]
-    for t in range(0, 64, 8):
-        d, h = _round(a, b, c, d, e, f, g, h, np.uint32(_K[t] + w[t]))
-        c, g = _round(h, a, b, c, d, e, f, g, np.uint32(_K[t + 1] + w[t + 1]))
-        b, f = _round(g, h, a, b, c, d, e, f, np.uint32(_K[t + 2] + w[t + 2]))
-        a, e = _round(f, g, h, a, b, c, d, e, np.uint32(_K[t + 3] + w[t + 3]))
-        h, d = _round(e, f, g, h, a, b, c, d, np.uint32(_K[t + 4] + w[t + 4]))
-        g, c = _round(d, e, f, g, h, a, b, c, np.uint32(_K[t + 5] + w[t + 5]))
-        f, b = _round(c, d, e, f, g, h, a, b, np.uint32(_K[t + 6] + w[t + 6]))
-        e, a = _round(b, c, d, e, f, g, h, a, np.uint32(_K[t + 7] + w[t + 7]))
-    state[0] = np.uint32(state[0] + a)
-    state[1] = np.uint32(state[1] + b)
-    state[2] = np.uint32(state[2] + c)
-    state[3] = np.uint32(state[3] + d)
-    state[4] = np.uint32(state[4] + e)
-    state[5] = np.uint32(state[5] + f)
-    state[6] = np.uint32(state[6] + g)
-    state[7] = np.uint32(state[7] + h)
-
-
 @njit(cache=True)
 def _layer_kernel(parents, replica_words, layer, prev, cur):
     """Labels of one layer into cur (nodes, 8) BE-word uint32; prev is layer - 1 (unused for layer 1)."""
@@ -121,7 +74,7 @@ def _layer_kernel(parents, replica_words, layer, prev, cur):
                 p = parents[v, i]
                 for j in range(8):
                     buf[i, j] = src[p, j]
-        state[:] = _H0
+        state[:] = IV_WORDS
         for j in range(8):
             w[j] = replica_words[j]
         w[8] = np.uint32(layer)
@@ -129,13 +82,13 @@ def _layer_kernel(parents, replica_words, layer, prev, cur):
         w[10] = np.uint32(np.uint64(v) & np.uint64(0xFFFFFFFF))
         for j in range(11, 16):
             w[j] = 0
-        _compress(state, w)
+        compress(state, w)
         if v == 0:  # 64-byte message: one padding block
             w[0] = np.uint32(0x80000000)
             for j in range(1, 15):
                 w[j] = 0
             w[15] = np.uint32(64 * 8)
-            _compress(state, w)
+            compress(state, w)
         else:  # 37 parent labels: 18 full blocks, then label 36 with the padding
             for k in range(HASHED_PARENTS):
                 i = k % period
@@ -143,12 +96,12 @@ def _layer_kernel(parents, replica_words, layer, prev, cur):
                 for j in range(8):
                     w[off + j] = buf[i, j]
                 if k & 1:
-                    _compress(state, w)
+                    compress(state, w)
             w[8] = np.uint32(0x80000000)
             for j in range(9, 15):
                 w[j] = 0
             w[15] = np.uint32((64 + HASHED_PARENTS * NODE_SIZE) * 8)
-            _compress(state, w)
+            compress(state, w)
         for j in range(8):
             cur[v, j] = state[j]
         cur[v, 7] &= _LAST_WORD_MASK

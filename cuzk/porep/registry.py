@@ -1,4 +1,4 @@
-"""Registered SDR PoRep seal proofs: ids, sector sizes, layers, partitions, API versions, porep_id.
+"""Registered SDR PoRep seal proofs (ids, names, API versions, porep_id) and the sector-size table.
 
 Mirrors rust-filecoin-proofs-api `src/registry.rs` and rust-fil-proofs `filecoin-proofs/src/constants.rs`.
 """
@@ -57,12 +57,45 @@ class RegisteredProof:
 
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
-_SIZES = [
-    ("2KiB", 2 * KiB), ("8MiB", 8 * MiB), ("512MiB", 512 * MiB), ("32GiB", 32 * GiB), ("64GiB", 64 * GiB)
-]
-_LAYERS = {2 * KiB: 2, 8 * MiB: 2, 512 * MiB: 2, 32 * GiB: 11, 64 * GiB: 11}
-_PARTITIONS = {2 * KiB: 1, 8 * MiB: 1, 512 * MiB: 1, 32 * GiB: 10, 64 * GiB: 10}
-_NI_PARTITIONS = {2 * KiB: 13, 8 * MiB: 13, 512 * MiB: 13, 32 * GiB: 126, 64 * GiB: 126}
+
+
+@dataclass(frozen=True)
+class SectorSize:
+    """What a sector size fixes (filecoin-proofs `constants.rs`): its label, SDR layers, partitions
+    (interactive, non-interactive), minimum challenges (interactive, non-interactive) and the
+    (base, sub, top) arities of tree_c / tree_r_last."""
+
+    label: str
+    size: int
+    layers: int
+    partitions: int
+    ni_partitions: int
+    min_challenges: int
+    ni_min_challenges: int
+    tree_shape: tuple[int, int, int]
+
+    @property
+    def nodes(self) -> int:
+        return self.size // NODE_SIZE
+
+
+SECTOR_SIZES: dict[int, SectorSize] = {s.size: s for s in (
+    SectorSize("2KiB", 2 * KiB, 2, 1, 13, 2, 26, (8, 0, 0)),
+    SectorSize("8MiB", 8 * MiB, 2, 1, 13, 2, 26, (8, 0, 0)),
+    SectorSize("512MiB", 512 * MiB, 2, 1, 13, 2, 26, (8, 0, 0)),
+    SectorSize("32GiB", 32 * GiB, 11, 10, 126, 176, 2253, (8, 8, 0)),
+    SectorSize("64GiB", 64 * GiB, 11, 10, 126, 176, 2253, (8, 8, 2)),
+)}
+
+
+def sector_size(size: int) -> SectorSize:
+    """The table entry of a sector size in bytes (InputError for an unsupported size)."""
+    found = SECTOR_SIZES.get(size)
+    if found is None:
+        raise InputError(f"unsupported sector size {size}")
+    return found
+
+
 _FAMILIES = [  # (first id, name suffix, api version, feature)
     (0, "V1", ApiVersion.V1_0_0, None),
     (5, "V1_1", ApiVersion.V1_1_0, None),
@@ -74,14 +107,14 @@ _FAMILIES = [  # (first id, name suffix, api version, feature)
 def _registry() -> dict[int, RegisteredProof]:
     proofs = {}
     for first, suffix, version, feature in _FAMILIES:
-        partitions = _NI_PARTITIONS if feature is ApiFeature.NON_INTERACTIVE_POREP else _PARTITIONS
-        for k, (label, size) in enumerate(_SIZES):
+        ni = feature is ApiFeature.NON_INTERACTIVE_POREP
+        for k, size in enumerate(SECTOR_SIZES.values()):
             proofs[first + k] = RegisteredProof(
                 id=first + k,
-                name=f"StackedDrg{label}{suffix}",
-                sector_size=size,
-                layers=_LAYERS[size],
-                partitions=partitions[size],
+                name=f"StackedDrg{size.label}{suffix}",
+                sector_size=size.size,
+                layers=size.layers,
+                partitions=size.ni_partitions if ni else size.partitions,
                 api_version=version,
                 feature=feature,
             )

@@ -25,10 +25,9 @@ import numpy as np
 from cuzk.errors import InputError, SectorError
 from cuzk.ff.fields import Fr
 from cuzk.porep.challenges import PoRepConfig, partition_challenges
-from cuzk.porep.graph import parents_cache
+from cuzk.porep.graph import SdrGraph, parents_cache
 from cuzk.porep.labels import layer_labels, replica_id as make_replica_id
 from cuzk.porep.registry import RegisteredProof, get_proof
-from cuzk.porep.public_inputs import graph_of, node_parents
 from cuzk.porep.trees import (POSEIDON, SHA256, MerkleTree, binary_arities, fr_from_le, fr_to_le,
                               level_arities, poseidon2_bytes, tree_r_shape)
 from cuzk.porep.vanilla import ChallengeProof, build_proofs, column_hashes
@@ -184,12 +183,12 @@ class Sector:
 
     def vanilla_proofs(self, seed: bytes) -> list[list[ChallengeProof]]:
         """The vanilla proofs of every partition for the interactive seed (C1's vanilla_proofs)."""
-        config, graph = self.config, graph_of(self.config)
+        config, graph = self.config, SdrGraph.for_config(self.config)
         labels = self.labels()
         columns = lambda nodes: np.ascontiguousarray(labels[:, nodes].transpose(1, 0, 2))  # noqa: E731
         out = []
         for k in range(config.partitions):
             ch = partition_challenges(config, self.replica_id, _b32("seed", seed), self.comm_r, k)
-            out.append(build_proofs(ch, [node_parents(graph, c) for c in ch], columns,
+            out.append(build_proofs(ch, [graph.parents_of(c) for c in ch], columns,
                                     self.tree("tree_d"), self.tree("tree_c"), self.tree("tree_r_last")))
         return out

@@ -20,9 +20,9 @@ import numpy as np
 from cuzk.errors import InputError
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.challenges import PoRepConfig, partition_challenges
+from cuzk.porep.graph import SdrGraph
 from cuzk.porep.labels import expand_label_parents, label_node, replica_id as make_replica_id
 from cuzk.porep.registry import BASE_DEGREE, RegisteredProof, get_proof
-from cuzk.porep.public_inputs import graph_of, node_parents
 from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, MerkleTree, binary_arities, fr_from_le,
                               level_arities, poseidon2_bytes, random_nodes, tree_r_shape)
 from cuzk.porep.vanilla import build_proofs, column_hashes
@@ -62,10 +62,10 @@ def synthetic_c1(proof: RegisteredProof | int | str, *, prover_id: bytes, sector
     prog = StageTimer(f"synthetic C1 {p.name}", echo=progress)
     tree_d = ZeroTree(p.nodes)
     rid = make_replica_id(prover_id, sector_id, ticket, tree_d.root, p.porep_id)
-    graph = graph_of(config)
+    graph = SdrGraph.for_config(config)
     challenges = [partition_challenges(config, rid, seed, None, k) for k in range(config.partitions)]
     flat = sorted({c for part in challenges for c in part})
-    parents = {c: node_parents(graph, c) for c in flat}
+    parents = {c: graph.parents_of(c) for c in flat}
     prog.mark("challenges and parents")
 
     touched = sorted(set(flat).union(*map(set, parents.values())))

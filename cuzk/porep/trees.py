@@ -3,8 +3,10 @@
 A tree is a list of levels, leaves first; level l holds `arities[l]`-sized groups of children. A
 compound Poseidon tree (rust's base / sub / top trees) is the same thing with per-level arities
 [8] * k + [8] (sub) + [2] (top): its leaf order is exactly a mixed-radix index, lowest digit first.
-- SHA256 node: SHA256(left || right) with byte 31 &= 0x3F (filecoin-hashers `sha256.rs`).
-- Poseidon node: neptune Poseidon with the Merkle-tree tag of arity a (filecoin-hashers `poseidon.rs`).
+- SHA256 node: SHA256(left || right) with byte 31 &= 0x3F (filecoin-hashers `sha256.rs`;
+  cuzk.hashes.sha256).
+- Poseidon node: neptune Poseidon with the Merkle-tree tag of arity a (filecoin-hashers `poseidon.rs`;
+  cuzk.hashes.poseidon).
 Node values are kept as (n, 32) uint8 (SHA256) or (n, 4) uint64 Montgomery Fr (Poseidon); on the wire
 every node is 32 bytes, Fr little-endian (the `Domain` repr).
 
@@ -14,76 +16,47 @@ reaches the one root.
 """
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from cuzk.ff import limbs
-from cuzk.errors import InputError, NonCanonicalError
+from cuzk.errors import InputError
 from cuzk.ff.fields import Fr
+from cuzk.hashes.poseidon import hash_many
+from cuzk.hashes.sha256 import sha256_many
+from cuzk.porep.registry import NODE_SIZE, SECTOR_SIZES
 
 SHA256 = "sha256"
 POSEIDON = "poseidon"
 _KINDS = (SHA256, POSEIDON)
-_FR_P = np.array([int(v) for v in limbs.FR_P], dtype=np.uint64)
-
-# tree_r_last / tree_c shapes (base, sub, top) by sector nodes (filecoin-proofs `constants.rs`)
-_TREE_SHAPES = {1 << 6: (8, 0, 0), 1 << 18: (8, 0, 0), 1 << 24: (8, 0, 0),
-                1 << 30: (8, 8, 0), 1 << 31: (8, 8, 2)}
 
 
 # ---------------------------------------------------------------- Fr <-> 32-byte nodes
 
-def fr_canonical(nodes: np.ndarray) -> np.ndarray:
-    """Mask of (n, 32) uint8 little-endian nodes that are below the Fr modulus."""
-    raw = np.ascontiguousarray(nodes, dtype=np.uint8).view("<u8").reshape(-1, 4)
-    lt = np.zeros(len(raw), bool)
-    eq = np.ones(len(raw), bool)
-    for i in range(3, -1, -1):
-        lt |= eq & (raw[:, i] < _FR_P[i])
-        eq &= raw[:, i] == _FR_P[i]
-    return lt
-
-
 def fr_from_le(nodes: np.ndarray, what: str = "node") -> np.ndarray:
     """(n, 32) uint8 little-endian Fr encodings -> (n, 4) Montgomery limbs (NonCanonicalError if >= r)."""
     nodes = np.ascontiguousarray(nodes, dtype=np.uint8).reshape(-1, 32)
-    bad = np.flatnonzero(~fr_canonical(nodes))
-    if len(bad):
-        raise NonCanonicalError(f"{what} {int(bad[0])} is not a canonical Fr element (>= r)")
-    raw = nodes.view("<u8").reshape(-1, 4).astype(np.uint64)
-    out = np.empty_like(raw)
-    limbs.fr_to_mont_arr(raw, out)
-    return out
+    return Fr.from_canonical_limbs(nodes.view("<u8").astype(np.uint64), what)
 
 
 def fr_to_le(a: np.ndarray) -> np.ndarray:
     """(n, 4) Montgomery limbs -> (n, 32) uint8 little-endian canonical encodings."""
-    flat = np.ascontiguousarray(a, dtype=np.uint64).reshape(-1, 4)
-    out = np.empty_like(flat)
-    limbs.fr_from_mont_arr(flat, out)
-    return out.astype("<u8").view(np.uint8).reshape(-1, 32)
+    plain = Fr.to_canonical_limbs(np.ascontiguousarray(a, dtype=np.uint64).reshape(-1, 4))
+    return plain.astype("<u8").view(np.uint8).reshape(-1, 32)
 
 
 # ---------------------------------------------------------------- node hashing
 
 def sha256_nodes(children: np.ndarray) -> np.ndarray:
     """(m, 2, 32) uint8 children -> (m, 32) parents: SHA256(l || r) with byte 31 &= 0x3F."""
-    flat = np.ascontiguousarray(children, dtype=np.uint8).reshape(-1, 64)
-    sha = hashlib.sha256
-    data = flat.tobytes()
-    digests = b"".join(sha(data[64 * i: 64 * i + 64]).digest() for i in range(len(flat)))
-    out = np.frombuffer(digests, np.uint8).reshape(-1, 32).copy()
+    out = sha256_many(np.ascontiguousarray(children, dtype=np.uint8).reshape(-1, 64))
     out[:, 31] &= 0x3F
     return out
 
 
 def poseidon_nodes(children: np.ndarray) -> np.ndarray:
     """(m, arity, 4) Montgomery children -> (m, 4): Poseidon with the Merkle-tree tag of that arity."""
-    from cuzk.gadgets.poseidon import hash_many  # the team's neptune-exact Poseidon
-
     return hash_many(np.ascontiguousarray(children), children.shape[1])
 
 
@@ -119,9 +92,11 @@ def random_nodes(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
 # ---------------------------------------------------------------- shapes
 
 def tree_r_shape(nodes: int) -> tuple[int, int, int]:
-    """(base, sub, top) arities of tree_c and tree_r_last for a sector of `nodes` nodes."""
-    if nodes in _TREE_SHAPES:
-        return _TREE_SHAPES[nodes]
+    """(base, sub, top) arities of tree_c and tree_r_last for a sector of `nodes` nodes (the
+    sector-size table, cuzk.porep.registry.SECTOR_SIZES)."""
+    size = SECTOR_SIZES.get(nodes * NODE_SIZE)
+    if size is not None:
+        return size.tree_shape
     raise InputError(f"no tree_r_last shape is registered for a sector of {nodes} nodes")
 
 

@@ -20,7 +20,6 @@ from cuzk.porep.challenges import PoRepConfig, partition_challenges
 from cuzk.porep.graph import SdrGraph
 from cuzk.porep.labels import expand_label_parents, label_node
 from cuzk.porep.registry import BASE_DEGREE, DEGREE
-from cuzk.porep.public_inputs import graph_of, node_parents
 from cuzk.porep.trees import (MerklePath, MerkleTree, binary_arities, check_path_shape, compute_roots,
                               fr_from_le, fr_to_le, level_arities, poseidon2_bytes, poseidon_nodes,
                               tree_r_shape)
@@ -119,7 +118,7 @@ def verify_partition(config: PoRepConfig, replica_id: bytes, comm_d: bytes, comm
                      graph: SdrGraph | None = None) -> None:
     """Check partition k's vanilla proofs as rust's verify_all_partitions does, and more strictly
     (labeling / encoding parents must be the parent columns' labels). Raises VanillaProofError."""
-    graph = graph or graph_of(config)
+    graph = graph or SdrGraph.for_config(config)
     layers = config.layers
     d_arities = binary_arities(config.nodes)
     r_arities = level_arities(config.nodes, tree_r_shape(config.nodes))
@@ -144,7 +143,7 @@ def verify_partition(config: PoRepConfig, replica_id: bytes, comm_d: bytes, comm
             _fail(k, i, "replica_column_proofs.c_x.index", f"{p.challenge}, expected challenge {c}")
         if len(p.drg_parents) != BASE_DEGREE or len(p.exp_parents) != DEGREE - BASE_DEGREE:
             _fail(k, i, "replica_column_proofs", "needs 6 DRG and 8 expansion parent columns")
-        parents = node_parents(graph, c)
+        parents = graph.parents_of(c)
         paths.append((i, "comm_d_proofs", p.comm_d_proof, d_arities, comm_d, c))
         paths.append((i, "comm_r_last_proof", p.comm_r_last_proof, r_arities, comm_r_last, c))
         for (name, col), node in zip(_column_fields(p), [c, *parents]):
@@ -220,6 +219,6 @@ def verify_all(config: PoRepConfig, replica_id: bytes, comm_d: bytes, comm_r: by
     """Verify every partition (VanillaProofError on the first failure)."""
     if len(partitions) != config.partitions:
         _fail(None, None, "vanilla_proofs", f"{len(partitions)} partitions, expected {config.partitions}")
-    graph = graph_of(config)
+    graph = SdrGraph.for_config(config)
     for k, proofs in enumerate(partitions):
         verify_partition(config, replica_id, comm_d, comm_r, seed, k, proofs, graph)

@@ -30,6 +30,14 @@ def split_code(code: int) -> tuple[int, int, int]:
     return code & KIND_MASK, rest & INDEX_MASK, rest >> 32
 
 
+def columns(codes, num_inputs: int) -> np.ndarray:
+    """Matrix columns of the circuit's own variables, as `ConstraintSystem.to_csr` lays them out
+    (input i -> i, aux j -> num_inputs + j); -1 for any other code (batch-local, wire, negative)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    kind, index = codes & KIND_MASK, codes >> KIND_BITS
+    return np.where(kind == INPUT, index, np.where(kind == AUX, num_inputs + index, -1))
+
+
 def fr_int(value) -> int:
     """A canonical Fr integer in [0, r); anything else raises InputError."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):

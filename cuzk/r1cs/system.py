@@ -3,39 +3,31 @@
 Modes: "constraints" records A, B, C and counts variables (values are ignored); "witness" keeps
 only the assignment (enforce just counts rows); "both" does both (tests, debugging).
 Batch blocks (`cs.batch(k)`) record one template for k instances laid out exactly as if the
-instances had been synthesized one after the other.
+instances had been synthesized one after the other. `replay` (constraints mode only) lets gadgets
+stamp the rows of a call recorded once instead of running it again (cuzk.gadgets.replay).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from cuzk.ff import limbs
 from cuzk.errors import InputError, SynthesisError, UnallocatedVariableError, UnsatisfiedConstraintError
+from cuzk.ff.fields import Fr
 from cuzk.r1cs.csr import CSR, Rows, Template, finalize, rows_from_spec
 from cuzk.r1cs.lc import (AUX, INPUT, KIND_BITS, KIND_MASK, LOCAL_AUX, LOCAL_INPUT, ONE, WIRE,
                           CoeffTable, Variable, as_lc, fr_int, make_code, split_code)
 
 MODES = ("both", "constraints", "witness")
 _SLOT = {INPUT: 0, AUX: 1, LOCAL_INPUT: 0, LOCAL_AUX: 1, WIRE: 2}
-_P_LIMBS = [(limbs.FR_MODULUS >> (64 * i)) & (2**64 - 1) for i in range(4)]
 
 
 def fr_array(values, n: int | None = None) -> np.ndarray:
     """(n, 4) Montgomery Fr array from an (n, 4) uint64 array or a sequence of ints in [0, r)."""
-    from cuzk.ff.fields import Fr
-
     if isinstance(values, np.ndarray) and values.dtype == np.uint64:
         arr = values.reshape(-1, 4) if values.ndim == 1 and values.shape == (4,) else values
         if arr.ndim != 2 or arr.shape[1] != 4:
             raise InputError(f"Fr values must have shape (n, 4), got {values.shape}")
-        below, equal = np.zeros(len(arr), bool), np.ones(len(arr), bool)
-        for i in range(3, -1, -1):
-            below |= equal & (arr[:, i] < np.uint64(_P_LIMBS[i]))
-            equal &= arr[:, i] == np.uint64(_P_LIMBS[i])
-        if not below.all():
-            raise InputError(f"Fr value {int(np.argmin(below))} is not below r")
-        out = np.ascontiguousarray(arr)
+        out = np.ascontiguousarray(Fr.check_canonical(arr, "Fr value"))
     elif isinstance(values, np.ndarray) and values.dtype != object and values.ndim == 2:
         raise InputError(f"Fr arrays must be uint64 Montgomery limbs, got dtype {values.dtype}")
     else:
@@ -102,6 +94,7 @@ class _Scope:
     serial: int
     record: bool
     has_values: bool
+    replay: bool
 
     def _limits(self) -> dict[int, tuple[int, int, int]]:
         raise NotImplementedError
@@ -183,7 +176,7 @@ class Batch(_Scope):
         self.cs, self.parent, self.k = cs, parent, int(k)
         self.total = self.k * (parent.total if isinstance(parent, Batch) else 1)
         self.serial = cs._new_serial()
-        self.record, self.has_values = cs.record, cs.has_values
+        self.record, self.has_values, self.replay = cs.record, cs.has_values, cs.replay
         self.one = ONE
         self._coeffs = cs._coeffs
         self._rows = (Rows(), Rows(), Rows())
@@ -385,11 +378,12 @@ class ConstraintSystem(_Scope):
     serial = 0
     total = 1
 
-    def __init__(self, mode: str = "both") -> None:
+    def __init__(self, mode: str = "both", replay: bool = False) -> None:
         if mode not in MODES:
             raise InputError(f"mode must be one of {MODES}, got {mode!r}")
         self.mode = mode
         self.record, self.has_values = mode != "witness", mode != "constraints"
+        self.replay = replay and mode == "constraints"
         self.one = ONE
         self.num_inputs, self.num_aux, self.num_constraints = 1, 0, 0
         self._coeffs = CoeffTable()

@@ -3,9 +3,12 @@ import numpy as np
 import pytest
 from py_ecc import optimized_bls12_381 as pe
 
-from cuzk.ec.curves import G1, G2, P, R, X_ABS
+from cuzk.ec.curves import G1, G2
+from cuzk.ec.subgroup import BETA, X_ABS
 from cuzk.errors import InputError
-from cuzk.ff.fields import Fr
+from cuzk.ff.fields import Fq, Fr
+
+P, R = Fq.modulus, Fr.modulus
 
 CURVES = [pytest.param((G1, pe.G1, pe.Z1), id="G1"), pytest.param((G2, pe.G2, pe.Z2), id="G2")]
 
@@ -123,8 +126,7 @@ def test_on_curve_and_subgroup_checks(curve, rng):
 
 
 def test_endomorphism_constants():
-    from cuzk.ec import curves
-    beta = int.from_bytes(np.array(curves._BETA, dtype=np.uint64).tobytes(), "little") * pow(2, -384, P) % P
+    beta = Fq.to_ints(np.array(BETA, dtype=np.uint64))[0]
     assert beta != 1 and pow(beta, 3, P) == 1
     assert (X_ABS * X_ABS).bit_length() <= 128
 

@@ -5,10 +5,13 @@ import pytest
 from py_ecc import optimized_bls12_381 as pe
 from py_ecc.bls.point_compression import compress_G1, compress_G2, decompress_G1, decompress_G2
 
-from cuzk.ec.curves import G1, G2, P
+from cuzk.ec.curves import G1, G2
 from cuzk.errors import (BadFlagsError, InvalidPointError, NonCanonicalError, NotInSubgroupError,
                          NotOnCurveError, PointLengthError)
 from cuzk.ec.encoding import decode, encode, point_size
+from cuzk.ff.fields import Fq
+
+P = Fq.modulus
 
 
 @pytest.fixture(params=[G1, G2], ids=["G1", "G2"])

@@ -5,7 +5,7 @@ from py_ecc.optimized_bls12_381 import FQ, FQ2
 
 from cuzk.ff import codegen as _codegen
 from cuzk.errors import InputError, NonCanonicalError
-from cuzk.ff.fields import Fq, Fq2, Fr
+from cuzk.ff.fields import Fq, Fq2, Fr, int_limbs
 
 
 def sample(field, rng, n=40):
@@ -106,6 +106,72 @@ def test_random_is_uniform_enough(rng):
     assert all(0 <= v < Fr.modulus for v in values)
     top = sum(v > Fr.modulus // 2 for v in values)
     assert 850 < top < 1150
+
+
+def limb_rows(values, n):
+    """Plain little-endian limb rows of arbitrary integers below 2^(64 n), by Python ints."""
+    return np.array([[(v >> (64 * i)) & (2**64 - 1) for i in range(n)] for v in values], dtype=np.uint64)
+
+
+def row_int(row) -> int:
+    return sum(int(x) << (64 * i) for i, x in enumerate(row))
+
+
+@pytest.mark.parametrize("field", [Fr, Fq], ids=["Fr", "Fq"])
+def test_const_and_canonical_conversions(field, rng):
+    p, n = field.modulus, field.nlimbs
+    big = 2 ** (64 * n)
+    mont = pow(2, 64 * n, p)
+    def uniform(lo: int, hi: int) -> int:
+        return lo + int.from_bytes(rng.bytes(8 * n + 8), "little") % (hi - lo)
+
+    below = [0, 1, 2, p - 1, p - 2, 2**64 - 1] + [uniform(0, p) for _ in range(30)]
+    above = [p, p + 1, big - 1] + [uniform(p, big) for _ in range(10)]  # r, 2^256 - 1 for Fr
+    for x in below + [-1, -p, p + 5, 3 * p + 2]:
+        assert row_int(field.const(x)) == x % p * mont % p  # x R mod p
+        assert field.const(x).shape == (n,) and field.const(x).dtype == np.uint64
+    assert np.array_equal(np.stack([field.const(x) for x in below]), field.from_ints(below))  # kernel agrees
+    plain = limb_rows(below + above, n)
+    mask = field.is_canonical(plain)
+    assert mask.tolist() == [True] * len(below) + [False] * len(above)
+    assert np.array_equal(field.is_canonical(plain[:48].reshape(2, 24, n)), mask[:48].reshape(2, 24))
+    ok = limb_rows(below, n)
+    mont_rows = field.from_canonical_limbs(ok)
+    assert [row_int(r) for r in mont_rows] == [x * mont % p for x in below]
+    assert np.array_equal(field.to_canonical_limbs(mont_rows), ok)
+    assert field.to_ints(mont_rows) == below
+    assert np.array_equal(field.from_canonical_limbs(ok[3]), field.const(below[3]))  # one element
+    assert field.check_canonical(ok) is ok
+    bad = ok.copy()
+    bad[[7, 9]] = limb_rows([p, big - 1], n)
+    for check in (field.check_canonical, field.from_canonical_limbs):
+        with pytest.raises(NonCanonicalError, match=f"node 7 is not below {field.symbol}"):
+            check(bad, "node")
+    with pytest.raises(InputError, match="shape"):
+        field.is_canonical(np.zeros((3, n + 1), np.uint64))
+    with pytest.raises(InputError, match="int64"):
+        field.to_canonical_limbs(np.zeros((3, n), np.int64))
+
+
+def test_fq2_const_and_canonical(rng):
+    pairs = [(0, 0), (1, 0), (0, 1), (Fq.modulus - 1, 5)]
+    assert np.array_equal(np.stack([Fq2.const(x) for x in pairs]), Fq2.from_ints(pairs))
+    plain = Fq2.to_canonical_limbs(Fq2.random(6, rng))
+    assert Fq2.is_canonical(plain).all() and Fq2.is_canonical(plain).shape == (6,)
+    plain[4, 1, 5] = np.uint64(2**64 - 1)  # c1 above p
+    assert Fq2.is_canonical(plain).tolist() == [True] * 4 + [False, True]
+    with pytest.raises(NonCanonicalError, match="element 4"):
+        Fq2.from_canonical_limbs(plain)
+
+
+def test_int_limbs():
+    assert int_limbs(0, 4) == (0, 0, 0, 0)
+    assert int_limbs(2**256 - 1, 4) == (2**64 - 1,) * 4
+    assert int_limbs(Fr.modulus, 4) == tuple(limb_rows([Fr.modulus], 4)[0])
+    assert all(isinstance(v, np.uint64) for v in int_limbs(5, 6))
+    for bad in (-1, 2**256):
+        with pytest.raises(InputError):
+            int_limbs(bad, 4)
 
 
 def test_generated_code_is_current():

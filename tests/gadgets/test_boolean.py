@@ -6,9 +6,7 @@ import pytest
 
 from cuzk.errors import InputError
 from cuzk.ff.fields import Fr
-from cuzk.gadgets import boolean as B
-from cuzk.gadgets import num as N
-from cuzk.gadgets import uint32 as U
+from cuzk.gadgets import boolean, num, uint32
 from cuzk.r1cs import ConstraintSystem
 
 KINDS = ("is", "not", "true", "false")
@@ -17,11 +15,11 @@ KINDS = ("is", "not", "true", "false")
 def operands(cs, kinds, k, rng):
     """Bits whose bit i has kind kinds[i]; allocated bits get random values for k instances."""
     n = len(kinds)
-    alloc = B.alloc(cs, n, rng.integers(0, 2, (k, n)).astype(bool))
+    alloc = boolean.alloc(cs, n, rng.integers(0, 2, (k, n)).astype(bool))
     var = np.where([c in ("is", "not") for c in kinds], alloc.var, -1)
     neg = np.array([c in ("not", "true") for c in kinds])
     val = np.where(var >= 0, alloc.val ^ neg, neg)
-    return B.Bits(var, neg, val)
+    return boolean.Bits(var, neg, val)
 
 
 def rows_expected(op, kinds):
@@ -57,7 +55,7 @@ def _truth_table(op, arity, combos, rng):
     cs = ConstraintSystem("both")
     ops = [operands(cs, [c[j] for c in combos], k, rng) for j in range(arity)]
     before = cs.num_constraints
-    fn = {"xor": B.xor, "and": B.and_, "ch": B.sha256_ch, "maj": B.sha256_maj}[op]
+    fn = {"xor": boolean.xor, "and": boolean.and_, "ch": boolean.sha256_ch, "maj": boolean.sha256_maj}[op]
     out = fn(cs, *ops)
     v = [o.val for o in ops]
     expect = {"xor": lambda: v[0] ^ v[1], "and": lambda: v[0] & v[1],
@@ -80,26 +78,27 @@ def test_uint32_addmany_and_rotations(rng):
     words = rng.integers(0, 2**32, (5, k), dtype=np.uint64)
     cs = ConstraintSystem("witness")
     with cs.batch(k) as blk:
-        ws = [B.alloc(blk, 32, ((w[:, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)).astype(bool))
+        ws = [boolean.alloc(blk, 32, ((w[:, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)).astype(bool))
               for w in words[:4]]
-        const = U.constant(int(words[4, 0]), k)
-        with U.MultiEq(blk) as meq:
-            total = U.addmany(blk, meq, ws + [const])
+        const = uint32.constant(int(words[4, 0]), k)
+        with uint32.MultiEq(blk) as meq:
+            total = uint32.addmany(blk, meq, ws + [const])
         assert len(total) == 32
-        np.testing.assert_array_equal(U.values(total), (words[:4].sum(0) + words[4, 0]) % 2**32)
-        np.testing.assert_array_equal(U.values(U.rotr(ws[0], 7)), ((words[0] >> 7) | (words[0] << 25)) % 2**32)
-        np.testing.assert_array_equal(U.values(U.shr(ws[0], 3)), words[0] >> 3)
+        np.testing.assert_array_equal(uint32.values(total), (words[:4].sum(0) + words[4, 0]) % 2**32)
+        np.testing.assert_array_equal(uint32.values(uint32.rotr(ws[0], 7)),
+                                      ((words[0] >> 7) | (words[0] << 25)) % 2**32)
+        np.testing.assert_array_equal(uint32.values(uint32.shr(ws[0], 3)), words[0] >> 3)
     with pytest.raises(InputError):
-        U.addmany(ConstraintSystem("constraints"), None, [U.constant(1, None)])
+        uint32.addmany(ConstraintSystem("constraints"), None, [uint32.constant(1, None)])
 
 
 def test_multieq_packs_rows(rng):
     """Seven 35-bit sums share one MultiEq row (7 * 35 = 245 < 254); the eighth opens a new row."""
     cs = ConstraintSystem("both")
-    words = [B.alloc(cs, 32, rng.integers(0, 2, (1, 32)).astype(bool)) for _ in range(5)]
-    with U.MultiEq(cs) as meq:
+    words = [boolean.alloc(cs, 32, rng.integers(0, 2, (1, 32)).astype(bool)) for _ in range(5)]
+    with uint32.MultiEq(cs) as meq:
         for _ in range(8):
-            U.addmany(cs, meq, words)
+            uint32.addmany(cs, meq, words)
         assert meq.bits_used == 35
     assert cs.num_constraints == 5 * 32 + 8 * 35 + 2
     assert cs.is_satisfied()
@@ -111,13 +110,13 @@ def test_num_bits_packing_and_selection(rng):
     cond = rng.integers(0, 2, (k, 1)).astype(bool)
     cs = ConstraintSystem("both")
     with cs.batch(k) as blk:
-        a, b = N.alloc_many(blk, 2, vals)
-        bits = N.to_bits_le(blk, a)
-        packed = N.pack_bits(blk, bits)
-        c = B.alloc(blk, 1, cond)
-        picked = N.pick(blk, c, a, b)
-        x, y = N.conditionally_reverse(blk, a, b, c)
-        N.inputize(blk, picked)
+        a, b = num.alloc_many(blk, 2, vals)
+        bits = num.to_bits_le(blk, a)
+        packed = num.pack_bits(blk, bits)
+        c = boolean.alloc(blk, 1, cond)
+        picked = num.pick(blk, c, a, b)
+        x, y = num.conditionally_reverse(blk, a, b, c)
+        num.inputize(blk, picked)
     ints = [Fr.to_ints(vals[:, j]) for j in range(2)]
     assert Fr.to_ints(packed.val) == [v % 2**254 for v in ints[0]]
     np.testing.assert_array_equal(bits.val, [[(v >> i) & 1 for i in range(255)] for v in ints[0]])
@@ -131,8 +130,8 @@ def test_num_bits_packing_and_selection(rng):
 
 def test_bytes_and_bit_orders(rng):
     data = rng.integers(0, 256, (3, 5), dtype=np.uint8)
-    le, be = B.bytes_to_bits_le(data), B.bytes_to_bits_be(data)
+    le, be = boolean.bytes_to_bits_le(data), boolean.bytes_to_bits_be(data)
     assert le[0, 0] == data[0, 0] & 1 and be[0, 0] == data[0, 0] >> 7
-    np.testing.assert_array_equal(B.bits_to_bytes_be(be), data)
-    bits = B.constant(le[0], 1)
-    np.testing.assert_array_equal(B.reverse_bit_numbering(bits).val, be[:1])
+    np.testing.assert_array_equal(boolean.bits_to_bytes_be(be), data)
+    bits = boolean.constant(le[0], 1)
+    np.testing.assert_array_equal(boolean.reverse_bit_numbering(bits).val, be[:1])

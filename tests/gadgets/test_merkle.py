@@ -6,10 +6,8 @@ import pytest
 
 from cuzk.errors import InputError
 from cuzk.ff.fields import Fr
-from cuzk.gadgets import boolean as B
-from cuzk.gadgets import merkle as M
-from cuzk.gadgets import num as N
-from cuzk.gadgets import poseidon as P
+from cuzk.gadgets import boolean, merkle, num
+from cuzk.hashes.poseidon import hash_ints, trace_length
 from cuzk.r1cs import ConstraintSystem
 
 R = Fr.modulus
@@ -27,18 +25,18 @@ def build_tree(leaves: list[int], arities: list[int], hasher: str) -> list[list[
     for a in arities:
         cur = levels[-1]
         groups = [cur[i:i + a] for i in range(0, len(cur), a)]
-        levels.append(P.hash_ints(groups, a) if hasher == "poseidon" else [sha_node(g) for g in groups])
+        levels.append(hash_ints(groups, a) if hasher == "poseidon" else [sha_node(g) for g in groups])
     assert len(levels[-1]) == 1
     return levels
 
 
-def paths(levels, arities, challenges) -> list[M.Level]:
+def paths(levels, arities, challenges) -> list[merkle.Level]:
     out = []
     idx = np.array(challenges)
     for lvl, a in zip(levels, arities):
         pos = idx % a
         sibs = [[lvl[(i // a) * a + j] for j in range(a) if j != p] for i, p in zip(idx, pos)]
-        out.append(M.Level(a, pos, Fr.from_ints([x for s in sibs for x in s]).reshape(len(idx), a - 1, 4)))
+        out.append(merkle.Level(a, pos, Fr.from_ints([x for s in sibs for x in s]).reshape(len(idx), a - 1, 4)))
         idx = idx // a
     return out
 
@@ -49,26 +47,26 @@ def run_por(hasher, arities, rng, k=2, corrupt=False):
     levels = build_tree(leaves, arities, hasher)
     challenges = [int(c) for c in rng.integers(0, n_leaves, k)]
     cs = ConstraintSystem("both")
-    root = N.alloc(cs, [levels[-1][0]])
+    root = num.alloc(cs, [levels[-1][0]])
     with cs.batch(k) as blk:
         leaf_vals = [leaves[c] for c in challenges]
         if corrupt:
             leaf_vals[0] = (leaf_vals[0] + 1) % R
-        leaf = N.alloc(blk, leaf_vals)
-        _, inputs = M.por(blk, leaf, paths(levels, arities, challenges), hasher, root=N.wire(blk, [root] * k))
+        leaf = num.alloc(blk, leaf_vals)
+        _, inputs = merkle.por(blk, leaf, paths(levels, arities, challenges), hasher, root=num.wire(blk, [root] * k))
     return cs, challenges, inputs
 
 
 @pytest.mark.parametrize("shape,leaves", [((8, 0, 0), 64), ((8, 8, 0), 512), ((8, 8, 2), 1024), ((2, 0, 0), 16),
                                           ((4, 0, 0), 16)])
 def test_poseidon_paths(shape, leaves, rng):
-    arities = M.tree_shape_levels(shape, leaves)
+    arities = merkle.tree_shape_levels(shape, leaves)
     cs, challenges, inputs = run_por("poseidon", arities, rng)
     assert cs.is_satisfied()
     assert Fr.to_ints(inputs[0].val) == challenges  # the leaf index, packed as a public input
     assert cs.num_inputs == 1 + len(challenges)
     picks = {2: 2, 4: 8, 8: 22}  # insert_2 / insert_4 / insert_8 rows (insert_8: nor, and, 20 picks)
-    per = sum((a.bit_length() - 1) + picks[a] + P.trace_length(a) for a in arities) + 2
+    per = sum((a.bit_length() - 1) + picks[a] + trace_length(a) for a in arities) + 2
     assert cs.num_constraints == len(challenges) * per
 
 
@@ -92,9 +90,9 @@ def test_sha256_tree_node(rng):
     """storage-proofs-core util.rs hash_leaf_bits_circuit: 45,387 rows with the 512 bit allocations."""
     left, right = (int(x) for x in Fr.to_ints(Fr.random(2, rng)))
     cs = ConstraintSystem("both")
-    bits = [B.alloc(cs, 256, B.bytes_to_bits_le(np.frombuffer(v.to_bytes(32, "little"), np.uint8)[None]))
+    bits = [boolean.alloc(cs, 256, boolean.bytes_to_bits_le(np.frombuffer(v.to_bytes(32, "little"), np.uint8)[None]))
             for v in (left, right)]
-    out = M.hash_leaf_bits(cs, *bits)
+    out = merkle.hash_leaf_bits(cs, *bits)
     assert cs.num_constraints == 45_387
     assert Fr.to_ints(out.val) == [sha_node([left, right])]
     assert cs.is_satisfied()
@@ -102,7 +100,7 @@ def test_sha256_tree_node(rng):
 
 def test_bad_shapes():
     with pytest.raises(InputError):
-        M.tree_shape_levels((8, 0, 0), 100)
+        merkle.tree_shape_levels((8, 0, 0), 100)
     cs = ConstraintSystem("constraints")
     with pytest.raises(InputError):
-        M.root_from_path(cs, N.alloc(cs), [M.Level(11)], "poseidon")
+        merkle.root_from_path(cs, num.alloc(cs), [merkle.Level(11)], "poseidon")

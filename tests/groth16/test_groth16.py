@@ -7,6 +7,7 @@ import pytest
 
 from cuzk.ec.curves import G1, G2
 from cuzk.errors import InputError, ParameterMismatchError, ProofFormatError, SetupError
+from cuzk.ff.domain import Domain
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import (Proof, generate_parameters, prepare_verifying_key, prove, setup, verify,
                           verify_batch)
@@ -97,12 +98,10 @@ def test_random_lc_circuits(rng, cpu):
 def test_query_points_match_bellperson_definitions(rng):
     """For the cubic, every key point against u_i, v_i, w_i evaluated at tau by plain Lagrange
     interpolation over the 8-point domain (rows 0-2 the circuit, 3-4 the input rows x_i * 0 = 0)."""
-    from cuzk.backend.cpu.ntt import root_of_unity
-
     cs = cubic(3)
     tau, alpha, beta, gamma, delta = (int.from_bytes(rng.bytes(40), "little") % R for _ in range(5))
     params = generate_parameters(cs, tau, alpha, beta, gamma, delta)
-    n, w = 8, root_of_unity(3)
+    n, w = 8, Domain(3).root
     dom = [pow(w, j, R) for j in range(n)]
 
     def lagrange(j):

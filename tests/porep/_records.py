@@ -7,7 +7,8 @@ from pathlib import Path
 
 from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.labels import replica_id
-from cuzk.porep.public_inputs import graph_of, partition_public_inputs
+from cuzk.porep.graph import SdrGraph
+from cuzk.porep.public_inputs import partition_public_inputs
 
 RECORDS = Path(__file__).parent.parent / "data" / "seal_regression_records-v16.json"
 
@@ -28,6 +29,6 @@ def record_replica_id(r: dict) -> bytes:
 def record_public_inputs(r: dict) -> list[list[int]]:
     """The public inputs (without ONE) of every partition of record `r`."""
     cfg = record_config(r)
-    rid, graph = record_replica_id(r), graph_of(cfg)
+    rid, graph = record_replica_id(r), SdrGraph.for_config(cfg)
     return [partition_public_inputs(cfg, rid, bytes(r["comm_d"]), bytes(r["comm_r"]), bytes(r["seed"]), k, graph)
             for k in range(cfg.partitions)]

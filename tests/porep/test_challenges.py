@@ -1,21 +1,13 @@
-"""PoRep challenges: interactive, synthetic (rust's hard-coded vectors), non-interactive; parents."""
+"""PoRep challenges: interactive, synthetic (rust's hard-coded vectors), non-interactive; configs."""
 import hashlib
 
 import numpy as np
 import pytest
 
 from cuzk.errors import InputError
-from cuzk.porep.challenges import (PoRepConfig, all_challenges, chacha20_block, interactive_challenges,
-                                   ni_challenges, partition_challenges, synthetic_challenge,
-                                   synthetic_porep_challenges)
-from cuzk.porep.graph import SdrGraph
-from cuzk.porep.registry import PROOFS, ApiVersion
-from cuzk.porep.public_inputs import node_parents
-
-
-def test_chacha20_rfc8439():
-    key, nonce = bytes(range(32)), bytes.fromhex("000000090000004a00000000")
-    assert chacha20_block(key, nonce, 1).hex().startswith("10f1e7e4d13b5915500fdd1fa32071c4")
+from cuzk.porep.challenges import (PoRepConfig, all_challenges, interactive_challenges, ni_challenges,
+                                   partition_challenges, synthetic_challenge, synthetic_porep_challenges)
+from cuzk.porep.registry import PROOFS, ApiFeature, ApiVersion
 
 
 def test_synthetic_against_rust_hardcoded():
@@ -68,9 +60,16 @@ def test_configs():
         all_challenges(PoRepConfig.from_proof(12), bytes(32), bytes(32), None)
 
 
-@pytest.mark.parametrize("nodes", [64, 1 << 18])
-@pytest.mark.parametrize("version", list(ApiVersion), ids=lambda v: v.value)
-def test_node_parents_match_graph(rng, nodes, version):
-    graph = SdrGraph(nodes, bytes(rng.integers(0, 256, 32, dtype=np.uint8)), version)
-    for n in [0, 1, 2, nodes - 1, *rng.integers(0, nodes, 6)]:
-        assert node_parents(graph, int(n)) == [int(p) for p in graph.parents(int(n), int(n) + 1)[0]]
+def test_minimum_challenges_and_layers():
+    """filecoin-proofs constants.rs: 2 (small sizes) or 176 interactive minimum challenges, 26 or 2253
+    non-interactive; 2 or 11 layers. An unregistered sector size is refused."""
+    small, big = (2, 26, 2), (176, 2253, 11)
+    want = {2048: small, 8 << 20: small, 512 << 20: small, 32 << 30: big, 64 << 30: big}
+    for p in PROOFS.values():
+        cfg = PoRepConfig.from_proof(p)
+        interactive, non_interactive, layers = want[p.sector_size]
+        ni = p.feature is ApiFeature.NON_INTERACTIVE_POREP
+        assert cfg.minimum_challenges == (non_interactive if ni else interactive)
+        assert cfg.layers == p.layers == layers
+    with pytest.raises(InputError):
+        PoRepConfig(4096, 1, bytes(32), ApiVersion.V1_1_0)

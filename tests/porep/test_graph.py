@@ -1,4 +1,5 @@
-"""SDR graph and parents cache: official cache digests and file names, graph invariants, Feistel reference."""
+"""SDR graph and parents cache: official cache digests and file names, graph invariants, Feistel reference,
+one node's parents (SdrGraph.parents_of) equal to the kernels."""
 import hashlib
 import json
 import os
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from cuzk.errors import InputError
+from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.graph import SdrGraph, feistel_precompute, parents_cache
 from cuzk.porep.registry import PROOFS, ApiFeature, ApiVersion, get_proof
 
@@ -139,6 +141,37 @@ def test_expansion_is_a_permutation(rng):
     assert counts.sum() == 8 * nodes and (counts == 8).all()  # each node is the image of 8 slots
 
 
+# ---------------------------------------------------------------- one node's parents in Python
+
+
+@pytest.mark.parametrize("proof_id", [0, 5, 10])  # 2KiB under API 1.0, 1.1 and 1.2
+def test_parents_of_equals_the_2kib_cache(proof_id):
+    """Every node of the official 2KiB graph: the Python derivation equals the kernels' cache."""
+    g = SdrGraph.for_proof(proof_id)
+    cache = parents_cache(proof_id)
+    assert [g.parents_of(v) for v in range(g.nodes)] == cache.tolist()
+
+
+@pytest.mark.parametrize("nodes", [1 << 18, 1 << 24])
+@pytest.mark.parametrize("version", list(ApiVersion), ids=lambda v: v.name)
+def test_parents_of_equals_the_kernels(rng, nodes, version):
+    g = _random_graph(rng, nodes, version)
+    for v in [0, 1, 2, nodes - 1, *rng.integers(0, nodes, 6).tolist()]:
+        assert g.parents_of(v) == g.parents(v, v + 1)[0].tolist()
+
+
+def test_parents_of_large_sectors(rng):
+    """32 GiB (API 1.0: the u32 truncation) and 64 GiB graphs, a few random nodes."""
+    for proof_id in (3, 9):
+        g = SdrGraph.for_proof(proof_id)
+        for v in rng.integers(0, g.nodes, 2).tolist():
+            assert g.parents_of(v) == g.parents(v, v + 1)[0].tolist()
+
+
+def test_graph_for_config():
+    assert SdrGraph.for_config(PoRepConfig.from_proof(8)) == SdrGraph.for_proof(8)
+
+
 def test_bad_graph_inputs():
     with pytest.raises(InputError):
         SdrGraph(0, bytes(32), ApiVersion.V1_1_0)
@@ -150,3 +183,5 @@ def test_bad_graph_inputs():
         SdrGraph(64, bytes(32), "1.1.0")
     with pytest.raises(InputError):
         SdrGraph(64, bytes(32), ApiVersion.V1_1_0).parents(10, 65)
+    with pytest.raises(InputError):
+        SdrGraph(64, bytes(32), ApiVersion.V1_1_0).parents_of(64)

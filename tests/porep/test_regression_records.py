@@ -10,9 +10,10 @@ from cuzk.ec.curves import G1, G2
 from cuzk.ff.fields import Fr
 from cuzk.porep.challenges import (PoRepConfig, interactive_challenges, synthetic_challenge,
                                    synthetic_indexes)
+from cuzk.porep.graph import SdrGraph
 from cuzk.porep.labels import replica_id
 from cuzk.porep.registry import ApiFeature
-from cuzk.porep.public_inputs import graph_of, partition_public_inputs
+from cuzk.porep.public_inputs import partition_public_inputs
 from cuzk.ec.encoding import decode
 
 from ._records import load_records
@@ -41,7 +42,7 @@ def test_replica_challenges_public_inputs(records):
         digest = hashlib.sha256(bytes(r["prover_id"]) + r["sector_id"].to_bytes(8, "big") + bytes(r["ticket"])
                                 + comm_d + cfg.porep_id).digest()
         assert rid[:31] == digest[:31] and rid[31] == digest[31] & 0x3F
-        graph = graph_of(cfg)
+        graph = SdrGraph.for_config(cfg)
         n = cfg.challenges_per_partition
         for k in range(cfg.partitions):
             pi = partition_public_inputs(cfg, rid, comm_d, comm_r, seed, k, graph)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cuzk.errors import C1FormatError, NonCanonicalError, SectorError, VanillaProofError
-from cuzk.gadgets.poseidon import hash_ints
+from cuzk.hashes.poseidon import hash_ints
 from cuzk.porep import seal as seal_mod
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.graph import parents_cache

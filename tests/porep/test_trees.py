@@ -6,7 +6,7 @@ import pytest
 
 from cuzk.errors import InputError, NonCanonicalError
 from cuzk.ff.fields import Fr
-from cuzk.gadgets.poseidon import hash_ints
+from cuzk.hashes.poseidon import hash_ints
 from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, MerkleTree, binary_arities, compute_roots,
                               fr_from_le, fr_to_le, level_arities, poseidon2_bytes, random_nodes,
                               tree_r_shape, verify_paths)

@@ -1,22 +1,42 @@
-"""The CPU backend: numba Pippenger MSM and radix-2 NTT, the reference for every other backend."""
+"""The CPU backend: numba SpMV, Pippenger MSM and radix-2 NTT, the reference for every other backend."""
 from __future__ import annotations
 
 import numpy as np
 
-from cuzk.ff import limbs
+from cuzk.backend.base import Bases, SparseMatrix
 from cuzk.backend.cpu import msm as msm_cpu
 from cuzk.backend.cpu import ntt as ntt_cpu
+from cuzk.backend.cpu import spmv
+from cuzk.ff.domain import Domain
 from cuzk.ff.fields import Fr
 
 
 class CpuBackend:
+    """cuzk.backend.base.Backend on the CPU. Bases need no preparation (prepare returns the array)
+    and the sparse MSMs take the dense path."""
+
     name = "cpu"
 
-    def msm_g1(self, bases: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+    def evaluate(self, matrix: SparseMatrix, witness: np.ndarray) -> np.ndarray:
+        return spmv.evaluate(matrix, witness)
+
+    def msm_g1(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
         return msm_cpu.msm_g1(bases, scalars)
 
-    def msm_g2(self, bases: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+    def msm_g2(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
         return msm_cpu.msm_g2(bases, scalars)
+
+    def msm_g1_sparse(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
+        return msm_cpu.msm_g1(bases, scalars)
+
+    def msm_g2_sparse(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
+        return msm_cpu.msm_g2(bases, scalars)
+
+    def prepare_bases_g1(self, bases: np.ndarray) -> Bases:
+        return bases
+
+    def prepare_bases_g2(self, bases: np.ndarray) -> Bases:
+        return bases
 
     def ntt(self, values: np.ndarray) -> np.ndarray:
         return ntt_cpu.ntt(values)
@@ -31,8 +51,8 @@ class CpuBackend:
         return ntt_cpu.coset_intt(values)
 
     def quotient(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-        n, r = len(a), limbs.FR_MODULUS
+        n = len(a)
         a, b, c = (ntt_cpu.coset_ntt(ntt_cpu.intt(x)) for x in (a, b, c))
-        z_inv = Fr.from_ints([pow(pow(ntt_cpu.MULTIPLICATIVE_GENERATOR, n, r) - 1, -1, r)])[0]
+        z_inv = Fr.const(Domain(n.bit_length() - 1).coset_vanishing_inv)
         h = ntt_cpu.coset_intt(Fr.mul(Fr.sub(Fr.mul(a, b), c), z_inv))
         return np.ascontiguousarray(h[: n - 1])

@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from cuzk.ff import limbs
-from cuzk.ec.curves import (aff_is_identity, aff_neg, load_affine, load_xyzz, parallel_for, store_affine,
-                         store_xyzz, xyzz_add, xyzz_dbl, xyzz_identity, xyzz_madd, xyzz_to_affine)
+from cuzk.ec.formulas import (aff_is_identity, aff_neg, load_affine, load_xyzz, store_affine, store_xyzz,
+                              xyzz_add, xyzz_dbl, xyzz_identity, xyzz_madd, xyzz_to_affine)
 from cuzk.errors import InputError
+from cuzk.ff.fields import Fr
+from cuzk.util.parallel import parallel_for
 
 SCALAR_BITS = 255  # canonical Fr elements are below r < 2^255
 
@@ -104,8 +105,7 @@ def _msm(bases: np.ndarray, scalars: np.ndarray, coord: tuple[int, ...], name: s
     n = len(bases)
     if n == 0:
         return out
-    plain = np.empty_like(scalars, order="C")
-    limbs.fr_from_mont_arr(np.ascontiguousarray(scalars), plain)
+    plain = Fr.to_canonical_limbs(scalars)
     c = window_bits(n)
     nwin = -(-(SCALAR_BITS + 1) // c)
     digits = np.empty((nwin, n), dtype=np.int32)

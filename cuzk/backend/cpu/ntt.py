@@ -1,11 +1,10 @@
 """Number-theoretic transforms over Fr (BLS12-381 scalar field) on the CPU, with numba.
 
-Conventions follow bellperson / ff (and so Filecoin): the multiplicative generator is g = 7, the
-2^32-th root of unity is g^((r-1)/2^32), and the root for size 2^k is that root squared 32-k times.
-For a domain of size n with root w:
+Conventions follow bellperson / ff (and so Filecoin): the roots and the default coset shift are
+`cuzk.ff.domain.Domain(log2 n)`'s, w = 7^((r-1)/n) and s = 7. For a domain of size n with root w:
     ntt(a)[j]        = sum_i a[i] * w^(i*j)
     intt(a)[j]       = n^-1 * sum_i a[i] * w^(-i*j)
-    coset_ntt(a)[j]  = sum_i a[i] * s^i * w^(i*j)          (s = shift, g by default)
+    coset_ntt(a)[j]  = sum_i a[i] * s^i * w^(i*j)          (s = shift, 7 by default)
     coset_intt(a)[i] = s^-i * intt(a)[i]
 All arrays are (n, 4) uint64 Fr elements in Montgomery form, natural order in and out.
 
@@ -24,43 +23,14 @@ import threading
 import numpy as np
 from numba import njit, prange
 
-from cuzk.ff.limbs import FR_MODULUS, fr_add, fr_load, fr_mul, fr_store, fr_sub, fr_to_mont_arr
-from cuzk.errors import InputError, NonCanonicalError
-
-TWO_ADICITY = 32
-MULTIPLICATIVE_GENERATOR = 7
-#: Primitive 2^32-th root of unity, g^((r-1)/2^32) (canonical integer).
-ROOT_OF_UNITY = pow(MULTIPLICATIVE_GENERATOR, (FR_MODULUS - 1) >> TWO_ADICITY, FR_MODULUS)
+from cuzk.errors import InputError
+from cuzk.ff.domain import MULTIPLICATIVE_GENERATOR, TWO_ADICITY, Domain
+from cuzk.ff.fields import Fr
+from cuzk.ff.limbs import FR_MODULUS, fr_add, fr_load, fr_mul, fr_store, fr_sub
 
 _MAX_PASS_STAGES = 10  # stages per pass: a tile is 2^10 x _COLS elements (128 KiB at 4 columns)
 _COLS = 4              # neighbouring columns per tile in passes after the first
 _SCALE_NONE, _SCALE_CONST, _SCALE_POWERS = 0, 1, 2
-
-
-# ---------------------------------------------------------------- helpers on Python ints
-def root_of_unity(log_n: int) -> int:
-    """The primitive 2^log_n-th root of unity bellperson uses for a domain of size 2^log_n."""
-    if not 0 <= log_n <= TWO_ADICITY:
-        raise InputError(f"log_n must be in [0, {TWO_ADICITY}], got {log_n}")
-    return pow(ROOT_OF_UNITY, 1 << (TWO_ADICITY - log_n), FR_MODULUS)
-
-
-def domain_size_for(n: int) -> int:
-    """The smallest power of two >= n (1 for n <= 1); raises InputError beyond 2^32."""
-    if n < 0:
-        raise InputError(f"domain size for a negative length {n}")
-    size = 1 << max(0, n - 1).bit_length()
-    if size > 1 << TWO_ADICITY:
-        raise InputError(f"{n} elements exceed the largest Fr domain, 2^{TWO_ADICITY}")
-    return size
-
-
-def _mont(values: list[int]) -> np.ndarray:
-    """Montgomery limb array (len, 4) of canonical integers."""
-    raw = np.array([[(v >> (64 * k)) & (2**64 - 1) for k in range(4)] for v in values], dtype=np.uint64)
-    out = np.empty_like(raw)
-    fr_to_mont_arr(raw, out)
-    return out
 
 
 # ---------------------------------------------------------------- kernels
@@ -103,23 +73,6 @@ def _fill_tower_levels(tw, top):
         for j in range(m):
             tw[m + j] = tw[2 * m + 2 * j]
         m >>= 1
-
-
-@njit(parallel=True, cache=True)
-def _not_canonical(a):
-    """Number of rows of a that are not below r (as 4 little-endian limbs)."""
-    p = (np.uint64(0xffffffff00000001), np.uint64(0x53bda402fffe5bfe),
-         np.uint64(0x3339d80809a1d805), np.uint64(0x73eda753299d7d48))
-    bad = 0
-    for i in prange(a.shape[0]):
-        lt = False
-        for k in range(3, -1, -1):
-            if a[i, k] != p[k]:
-                lt = a[i, k] < p[k]
-                break
-        if not lt:
-            bad += 1
-    return bad
 
 
 @njit(inline='always')
@@ -222,9 +175,9 @@ def _twiddles(log_n: int) -> np.ndarray:
     with _tower_lock:
         if _tower.shape[0] < n:
             tw = np.empty((n, 4), dtype=np.uint64)
-            tw[0] = _mont([1])[0]
+            tw[0] = Fr.const(1)
             if n > 1:
-                _fill_powers(_mont([1])[0], _mont([root_of_unity(log_n)])[0], tw[n // 2:])
+                _fill_powers(Fr.const(1), Fr.const(Domain(log_n).root), tw[n // 2:])
                 _fill_tower_levels(tw, n // 2)
             _tower = tw
         return _tower[:n]
@@ -235,9 +188,8 @@ def _power_tables(shift: int, factor: int, log_n: int) -> tuple[np.ndarray, np.n
     k = (log_n + 1) // 2
     tab_lo = np.empty((1 << k, 4), dtype=np.uint64)
     tab_hi = np.empty((1 << (log_n - k), 4), dtype=np.uint64)
-    one = _mont([1])[0]
-    _fill_powers(_mont([factor % FR_MODULUS])[0], _mont([shift])[0], tab_lo)
-    _fill_powers(one, _mont([pow(shift, 1 << k, FR_MODULUS)])[0], tab_hi)
+    _fill_powers(Fr.const(factor), Fr.const(shift), tab_lo)
+    _fill_powers(Fr.const(1), Fr.const(pow(shift, 1 << k, FR_MODULUS)), tab_hi)
     return tab_hi, tab_lo, k
 
 
@@ -258,8 +210,7 @@ def _check(a: np.ndarray, out: np.ndarray | None) -> tuple[np.ndarray, np.ndarra
               and out.flags.c_contiguous and out.flags.writeable):
         raise InputError(f"out must be a writeable C-contiguous uint64 array of shape {a.shape}")
     a = np.ascontiguousarray(a)
-    if _not_canonical(a):
-        raise NonCanonicalError("NTT input has Fr elements whose limbs are not below the modulus r")
+    Fr.check_canonical(a, "NTT input element")
     if np.shares_memory(a, out):
         a = a.copy()
     return a, out, log_n
@@ -268,9 +219,9 @@ def _check(a: np.ndarray, out: np.ndarray | None) -> tuple[np.ndarray, np.ndarra
 def _transform(a: np.ndarray, out: np.ndarray | None, inverse: bool, shift: int | None) -> np.ndarray:
     """Forward or inverse NTT, on the coset shift*<w> when shift is not None."""
     a, out, log_n = _check(a, out)
-    inv_n = pow(1 << log_n, -1, FR_MODULUS)
+    inv_n = Domain(log_n).n_inv
     pre = post = _SCALE_NONE
-    const = _mont([inv_n])[0]
+    const = Fr.const(inv_n)
     tab_hi = tab_lo = const.reshape(1, 4)
     k = 0
     if shift is None:

@@ -1,12 +1,13 @@
-"""Sparse matrix times witness over Fr (the CPU backend's spmv) and the satisfiability check."""
+"""Sparse matrix times witness over Fr (the CPU backend's evaluate) and the satisfiability check.
+
+Matrices are duck-typed CSRs (cuzk.backend.base.SparseMatrix; cuzk.r1cs.csr.CSR is one)."""
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
 
+from cuzk.backend.base import check_witness
 from cuzk.ff import limbs
-from cuzk.errors import InputError
-
 
 
 @njit(parallel=True, cache=True)
@@ -33,10 +34,8 @@ def _violations(a, b, c, bad):
 
 
 def evaluate(csr, witness: np.ndarray) -> np.ndarray:
-    """(m, 4) Fr Montgomery M.w for an R1CS matrix M and a (n, 4) Montgomery witness."""
-    if not isinstance(witness, np.ndarray) or witness.dtype != np.uint64 or witness.shape != (csr.shape[1], 4):
-        raise InputError(f"witness must be a ({csr.shape[1]}, 4) uint64 Fr array, got "
-                         f"{getattr(witness, 'dtype', type(witness).__name__)} {getattr(witness, 'shape', '')}")
+    """(m, 4) Fr Montgomery M.w for an (m, n) R1CS matrix M and a (n, 4) Montgomery witness."""
+    check_witness(csr, witness)
     out = np.empty((csr.shape[0], 4), dtype=np.uint64)
     _spmv(csr.indptr, csr.indices, csr.coeff_ids, csr.coeffs, np.ascontiguousarray(witness), out)
     return out

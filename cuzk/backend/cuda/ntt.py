@@ -1,32 +1,30 @@
 """NTT over Fr (BLS12-381 scalar field) on a CUDA GPU through CuPy, matching cuzk.backend.cpu.ntt.
 
-Same transforms and roots as the CPU NTT (bellperson's: generator 7, w_n = root_of_unity(log2 n)):
+Same transforms and roots as the CPU NTT (bellperson's, `cuzk.ff.domain.Domain(log2 n)`: w_n = 7^((r-1)/n)):
     ntt(a)[j] = sum_i a[i] w^(ij)             intt(a)[j] = n^-1 sum_i a[i] w^(-ij)
     coset_ntt(a)[j] = sum_i a[i] s^i w^(ij)   coset_intt(a)[i] = s^-i intt(a)[i]    (s = 7 by default)
 Arrays are (n, 4) uint64 Montgomery limbs, natural order in and out, n = 2^k with k <= 27. A numpy
 input is copied to the GPU and the result copied back; a cupy input stays on the device and a cupy
-array is returned. The kernels (kernels/ntt.cu) are compiled once per process by NVRTC; twiddle and
-scaling tables are built on the device once per size (and shift) and kept. See kernels/ntt.cu for
+array is returned. The kernels (kernels/ntt/ntt.cu) come from cuzk.backend.cuda.loader; twiddle and
+scaling tables are built on the device once per size (and shift) and kept. See kernels/ntt/ntt.cu for
 the algorithm and bench/NTT_NOTES.md for measurements. CuPy is imported lazily: this module imports
 on machines without it.
 """
 from __future__ import annotations
 
-import functools
 import math
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from cuzk.backend.cpu.ntt import MULTIPLICATIVE_GENERATOR, root_of_unity
+from cuzk.backend.cuda import loader
 from cuzk.errors import BackendUnavailableError, InputError, NonCanonicalError
+from cuzk.ff.domain import MULTIPLICATIVE_GENERATOR, Domain
+from cuzk.ff.fields import Fr
+from cuzk.ff.limbs import FR_MODULUS
 
-R_MOD = 0x73EDA753299D7D483339D80809A1D80553BDA402FFFE5BFEFFFFFFFF00000001
 MAX_LOG_N = 27
-KERNEL_DIR = Path(__file__).resolve().parent / "kernels"
-KERNEL_SOURCE = KERNEL_DIR / "ntt.cu"
 
 _MAX_DIGIT = 8  # log2 of the largest transform one block does in shared memory
 _MAX_LOG_G = 3  # up to 8 neighbouring transforms per block (256-byte runs in memory)
@@ -65,15 +63,6 @@ def plan(log_n: int, max_digit: int = _MAX_DIGIT) -> list[Pass]:
     return passes
 
 
-def _mont_limbs(values: list[int]) -> np.ndarray:
-    """(len, 4) uint64 Montgomery limbs of canonical integers."""
-    out = np.empty((len(values), 4), dtype=np.uint64)
-    for i, v in enumerate(values):
-        m = (v % R_MOD) * (1 << 256) % R_MOD
-        out[i] = [(m >> (64 * k)) & 0xFFFFFFFFFFFFFFFF for k in range(4)]
-    return out
-
-
 # ---------------------------------------------------------------- device state
 def _cupy():
     try:
@@ -83,15 +72,8 @@ def _cupy():
     return cupy
 
 
-@functools.cache
-def _module(device: int):
-    cp = _cupy()
-    with cp.cuda.Device(device):
-        return cp.RawModule(code=KERNEL_SOURCE.read_text(), options=("--std=c++17", f"-I{KERNEL_DIR}"))
-
-
 def _kernel(name: str):
-    return _module(_cupy().cuda.Device().id).get_function(name)
+    return loader.function(name)
 
 
 def _launch1d(name: str, count: int, args: tuple) -> None:
@@ -116,7 +98,7 @@ def _powers(base: int, count: int, factor: int = 1):
     """Device array factor * base^i, i < count."""
     cp = _cupy()
     out = cp.empty((count, 4), dtype=cp.uint64)
-    b, c = cp.asarray(_mont_limbs([base])), cp.asarray(_mont_limbs([factor]))
+    b, c = cp.asarray(Fr.const(base)), cp.asarray(Fr.const(factor))
     _launch1d("fr_powers", count, (b, c, out, np.uint64(count)))
     return out
 
@@ -128,8 +110,8 @@ def _split(log_n: int) -> int:
 def _root_tables(log_n: int):
     """(hi, lo): w^(t 2^split) and w^t for the size-2^log_n root w."""
     def build():
-        h, w = _split(log_n), root_of_unity(log_n)
-        return _powers(pow(w, 1 << h, R_MOD), 1 << (log_n - h)), _powers(w, 1 << h)
+        h, w = _split(log_n), Domain(log_n).root
+        return _powers(pow(w, 1 << h, FR_MODULUS), 1 << (log_n - h)), _powers(w, 1 << h)
     return _cached(("roots", log_n), build)
 
 
@@ -147,14 +129,13 @@ def _twiddles(log_n: int, count: int, log_st: int, mul: int):
 
 def _scale_tables(kind: str, log_n: int, shift: int):
     """(mode, hi, lo) for the first pass ("pre") or the last pass ("post") of transform `kind`."""
-    n, h = 1 << log_n, _split(log_n)
-    inv_n = pow(n, -1, R_MOD)
+    h, inv_n = _split(log_n), Domain(log_n).n_inv
     if kind == "intt":
         return _SCALE_CONST, *_cached(("const", inv_n), lambda: (_powers(1, 1, inv_n),) * 2)
     if kind in ("coset_ntt", "coset_intt"):
-        s, c = (shift, 1) if kind == "coset_ntt" else (pow(shift, -1, R_MOD), inv_n)
+        s, c = (shift, 1) if kind == "coset_ntt" else (pow(shift, -1, FR_MODULUS), inv_n)
         return _SCALE_TABLE, *_cached(("scale", log_n, s, c), lambda: (
-            _powers(pow(s, 1 << h, R_MOD), 1 << (log_n - h), c), _powers(s, 1 << h)))
+            _powers(pow(s, 1 << h, FR_MODULUS), 1 << (log_n - h), c), _powers(s, 1 << h)))
     return _SCALE_NONE, None, None
 
 
@@ -207,10 +188,10 @@ def _transform(a, kind: str, shift: int | None = None, check: bool = True):
         raise InputError(f"NTT length must be a power of two, got {n}")
     if n > 1 << MAX_LOG_N:
         raise InputError(f"the CUDA NTT supports up to 2^{MAX_LOG_N} elements, got 2^{int(math.log2(n))}")
-    if shift is not None and int(shift) % R_MOD == 0:
+    if shift is not None and int(shift) % FR_MODULUS == 0:
         raise InputError("coset shift must be non-zero in Fr")
     dev = cp.ascontiguousarray(cp.asarray(a))
-    out = _run(dev, kind, None if shift is None else int(shift) % R_MOD, check)
+    out = _run(dev, kind, None if shift is None else int(shift) % FR_MODULUS, check)
     return out.get() if on_host else out
 
 
@@ -245,7 +226,7 @@ def quotient(a, b, c):
     on_host = isinstance(a, np.ndarray)
     n = a.shape[0]
     coset = [coset_ntt(intt(cp.asarray(x)), check=False) for x in (a, b, c)]
-    z_inv = cp.asarray(_mont_limbs([pow(pow(MULTIPLICATIVE_GENERATOR, n, R_MOD) - 1, -1, R_MOD)]))
+    z_inv = cp.asarray(Fr.const(Domain(n.bit_length() - 1).coset_vanishing_inv))
     _launch1d("fr_quotient", n, (*coset, z_inv, coset[0], np.uint64(n)))
     h = coset_intt(coset[0], check=False)[: n - 1]
     return h.get() if on_host else h

@@ -4,11 +4,12 @@ import py_arkworks_bls12381 as ark
 import pytest
 
 from cuzk.backend.cpu.msm import msm_g1, msm_g2, window_bits
-from cuzk.ec.curves import G1, G2, R
+from cuzk.ec.curves import G1, G2
 from cuzk.errors import InputError
 from cuzk.ff.fields import Fr
 from cuzk.ec.encoding import encode
 
+R = Fr.modulus
 CASES = [pytest.param((G1, msm_g1, ark.G1Point), id="G1"), pytest.param((G2, msm_g2, ark.G2Point), id="G2")]
 
 

@@ -5,15 +5,13 @@ import numpy as np
 import pytest
 
 from cuzk.backend.cpu import ntt as ntt_cpu
-from cuzk.backend.cpu.ntt import (coset_intt, coset_ntt, domain_size_for, intt, ntt,
-                                  root_of_unity)
+from cuzk.backend.cpu.ntt import coset_intt, coset_ntt, intt, ntt
 from cuzk.errors import InputError, NonCanonicalError
+from cuzk.ff.domain import Domain
 from cuzk.ff.fields import Fr
 
 R = Fr.modulus
 G = 7
-# bls12_381 / ff's published Scalar::ROOT_OF_UNITY, canonical (from_raw limbs)
-FF_ROOT_OF_UNITY = 0x16A2A19EDFE81F20D09B681922C813B4B63683508C2280B93829971F439F0D2B
 
 
 def rand_ints(n: int) -> list[int]:
@@ -39,33 +37,6 @@ def poly_at(coeffs: list[int], z: int) -> int:
     return acc
 
 
-# ---------------------------------------------------------------- constants and helpers
-def test_root_of_unity_matches_ff():
-    assert ntt_cpu.ROOT_OF_UNITY == FF_ROOT_OF_UNITY == pow(G, (R - 1) >> 32, R)
-    assert root_of_unity(32) == FF_ROOT_OF_UNITY
-    assert root_of_unity(0) == 1
-    assert root_of_unity(1) == R - 1
-    for k in (1, 5, 20, 32):
-        w = root_of_unity(k)
-        assert pow(w, 1 << k, R) == 1 and pow(w, 1 << (k - 1), R) == R - 1
-        assert root_of_unity(k - 1) == w * w % R
-
-
-@pytest.mark.parametrize("bad", [-1, 33])
-def test_root_of_unity_range(bad):
-    with pytest.raises(InputError):
-        root_of_unity(bad)
-
-
-def test_domain_size_for():
-    cases = {0: 1, 1: 1, 2: 2, 3: 4, 5: 8, 1000: 1024, 1024: 1024, 1025: 2048, 2**32: 2**32}
-    for n, size in cases.items():
-        assert domain_size_for(n) == size
-    for bad in (-1, 2**32 + 1):
-        with pytest.raises(InputError):
-            domain_size_for(bad)
-
-
 # ---------------------------------------------------------------- against the naive DFT
 @pytest.mark.parametrize("log_n", [0, 1, 2, 3, 4, 6])
 def test_against_naive_dft(log_n):
@@ -74,7 +45,7 @@ def test_against_naive_dft(log_n):
     x[n // 2] = R - 1
     if n > 2:
         x[1] = 0
-    w = root_of_unity(log_n)
+    w = Domain(log_n).root
     a = Fr.from_ints(x)
     shift = random.randrange(1, R)
     assert Fr.to_ints(ntt(a)) == dft(x, w)
@@ -91,7 +62,7 @@ def test_large_against_evaluation(log_n):
     n = 1 << log_n
     x = rand_ints(n)
     a = Fr.from_ints(x)
-    w = root_of_unity(log_n)
+    w = Domain(log_n).root
     y, yc = Fr.to_ints(ntt(a)), Fr.to_ints(coset_ntt(a))
     for j in [0, 1, n // 2, n - 1] + random.sample(range(n), 4):
         z = pow(w, j, R)
@@ -106,7 +77,7 @@ def test_many_passes(monkeypatch, max_stages, cols):
     monkeypatch.setattr(ntt_cpu, "_COLS", cols)
     for log_n in (5, 7):
         x = rand_ints(1 << log_n)
-        w = root_of_unity(log_n)
+        w = Domain(log_n).root
         a = Fr.from_ints(x)
         assert Fr.to_ints(ntt(a)) == dft(x, w)
         assert Fr.to_ints(intt(a)) == idft(x, w)

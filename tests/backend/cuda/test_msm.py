@@ -16,9 +16,10 @@ from cuzk.ec import reference
 pytestmark = pytest.mark.gpu
 cp = pytest.importorskip("cupy")
 
+from cuzk.backend.cuda import CudaBackend, cuda_available  # noqa: E402
 from cuzk.backend.cuda import msm as cb  # noqa: E402
 
-if not cb.cuda_available():
+if not cuda_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 GROUPS = ("g1", "g2")
@@ -34,7 +35,7 @@ def rng():
 
 @pytest.fixture(scope="module")
 def backend():
-    return cb.CudaBackend()
+    return CudaBackend()
 
 
 def _u32_scalars(values) -> "cp.ndarray":
@@ -75,7 +76,7 @@ def test_fq_mul_matches_python(rng):
     enc = np.array([reference.to_limbs(x, 6) for x in xs], dtype=np.uint64).view(np.uint32)
     a, b = cp.asarray(enc[:n]), cp.asarray(enc[n:])
     out = cp.empty_like(a)
-    cb._launch("g1", "fq_mul_vec", n, a, b, np.int32(n), out)
+    cb._launch("fq_mul_vec", n, a, b, np.int32(n), out)
     got = out.get().view(np.uint64)
     rinv = pow(2**384, -1, reference.P)
     for i in range(n):
@@ -97,7 +98,7 @@ def test_addition_special_cases(group, rng):
     ks_b = [k, reference.R - k, k, 0, 3 * k, 0]
     a, b = make_bases(group, ks_a), make_bases(group, ks_b)
     out = cp.empty((len(ks_a), cb._WORDS[group]), dtype=cp.uint32)
-    cb._launch(group, f"add_pairs_{group}", len(ks_a), cp.asarray(a.view(np.uint32)),
+    cb._launch(f"add_pairs_{group}", len(ks_a), cp.asarray(a.view(np.uint32)),
                cp.asarray(b.view(np.uint32)), np.int32(len(ks_a)), out)
     got = cb.to_numpy_points(group, out)
     for i, (x, y) in enumerate(zip(ks_a, ks_b)):
@@ -187,11 +188,12 @@ def test_msm_g1_large(backend, n, rng):
     kk = cp.zeros((n, 8), dtype=cp.uint32)
     kk[:, :2] = cp.asarray(k.view(np.uint32).reshape(n, 2))
     bases = cb.scalar_mul_points("g1", g, kk, 64)
-    prepared = cb.PreparedBases("g1", n, cb.choose_window(n, False)[0], 1, bases)
+    prepared = backend.prepare_bases_g1(bases.view(cp.uint64).reshape(n, 2, 6), precompute=False)
+    assert prepared.multiples == 1
     scal = reference.random_mont_scalars(rng, n)
     got = backend.msm_g1(prepared, scal)
     canon = cp.empty((n, 8), dtype=cp.uint32)
-    cb._launch("g1", "fr_from_mont_vec", n, cp.asarray(scal.view(np.uint32)), np.int32(n), canon)
+    cb._launch("fr_from_mont_vec", n, cp.asarray(scal.view(np.uint32)), np.int32(n), canon)
     np.testing.assert_array_equal(got, expected_point("g1", reference.dot_mod_r(canon, kk[:, :2])))
 
 

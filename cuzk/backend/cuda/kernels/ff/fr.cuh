@@ -1,23 +1,15 @@
-// Fr (BLS12-381 scalar field) arithmetic for the NTT kernels: 8 x 32-bit little-endian limbs,
-// Montgomery form with R = 2^256 (the same bits as the host's 4 x uint64 limbs).
-// r = 0x73eda753299d7d483339d80809a1d80553bda402fffe5bfeffffffff00000001, -r^-1 mod 2^32 = 0xffffffff.
+// BLS12-381 scalar field Fr: 8 x 32-bit little-endian limbs, Montgomery form with R = 2^256 (the
+// same bits as the host's 4 x uint64 limbs). The one Fr of the kernels (MSM scalar digits, NTT):
+// hand-scheduled PTX with the modulus limbs as immediates.
 #pragma once
+#include "ff/common.cuh"
+#include "ff/constants.cuh"
 
-typedef unsigned int u32;
-typedef unsigned long long u64;
+static_assert(FR_M0 == 0xffffffffu, "fr_mul takes m = -e[0]: it relies on -r^-1 = -1 mod 2^32");
 
 struct fr_t {
   u32 v[8];
 };
-
-#define FRP0 "0x00000001"
-#define FRP1 "0xffffffff"
-#define FRP2 "0xfffe5bfe"
-#define FRP3 "0x53bda402"
-#define FRP4 "0x09a1d805"
-#define FRP5 "0x3339d808"
-#define FRP6 "0x299d7d48"
-#define FRP7 "0x73eda753"
 
 // acc[0..8] += (x0 + x1 2^64 + x2 2^128 + x3 2^192) * y: four lo/hi pairs in one carry chain, so each
 // pair becomes one IMAD.WIDE.U32(.X).
@@ -53,14 +45,14 @@ struct fr_t {
 // r = x - p if x >= p else x (x < 2^256).
 __device__ __forceinline__ void fr_reduce_once(u32* r, const u32* x) {
   u32 t[8], borrow;
-  asm("sub.cc.u32 %0, %9, " FRP0 ";\n\t"
-      "subc.cc.u32 %1, %10, " FRP1 ";\n\t"
-      "subc.cc.u32 %2, %11, " FRP2 ";\n\t"
-      "subc.cc.u32 %3, %12, " FRP3 ";\n\t"
-      "subc.cc.u32 %4, %13, " FRP4 ";\n\t"
-      "subc.cc.u32 %5, %14, " FRP5 ";\n\t"
-      "subc.cc.u32 %6, %15, " FRP6 ";\n\t"
-      "subc.cc.u32 %7, %16, " FRP7 ";\n\t"
+  asm("sub.cc.u32 %0, %9, " FR_P0 ";\n\t"
+      "subc.cc.u32 %1, %10, " FR_P1 ";\n\t"
+      "subc.cc.u32 %2, %11, " FR_P2 ";\n\t"
+      "subc.cc.u32 %3, %12, " FR_P3 ";\n\t"
+      "subc.cc.u32 %4, %13, " FR_P4 ";\n\t"
+      "subc.cc.u32 %5, %14, " FR_P5 ";\n\t"
+      "subc.cc.u32 %6, %15, " FR_P6 ";\n\t"
+      "subc.cc.u32 %7, %16, " FR_P7 ";\n\t"
       "subc.u32 %8, 0, 0;"
       : "=r"(t[0]), "=r"(t[1]), "=r"(t[2]), "=r"(t[3]), "=r"(t[4]), "=r"(t[5]), "=r"(t[6]), "=r"(t[7]),
         "=r"(borrow)
@@ -110,9 +102,9 @@ __device__ __forceinline__ fr_t fr_mul(const fr_t& A, const fr_t& B) {
       for (int k = 0; k < 9; k++) { e[k] = ne[k]; o[k] = no[k]; }
     }
     FR_ROW(e, a[0], a[2], a[4], a[6], b);
-    const u32 m = 0u - e[0];  // e[0] * (-r^-1) mod 2^32
-    FR_RED(e, FRP0, FRP2, FRP4, FRP6, m);
-    FR_RED(o, FRP1, FRP3, FRP5, FRP7, m);
+    const u32 m = 0u - e[0];  // e[0] * FR_M0 mod 2^32 (FR_M0 = -1)
+    FR_RED(e, FR_P0, FR_P2, FR_P4, FR_P6, m);
+    FR_RED(o, FR_P1, FR_P3, FR_P5, FR_P7, m);
   }
   // value = e / 2^32 + o (e[0] is 0), below 2r: add, then one conditional subtraction
   u32 s[8];
@@ -167,14 +159,14 @@ __device__ __forceinline__ fr_t fr_sub(const fr_t& a, const fr_t& b) {
       : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(a.v[4]), "r"(a.v[5]), "r"(a.v[6]),
         "r"(a.v[7]), "r"(b.v[0]), "r"(b.v[1]), "r"(b.v[2]), "r"(b.v[3]), "r"(b.v[4]), "r"(b.v[5]),
         "r"(b.v[6]), "r"(b.v[7]));
-  asm("add.cc.u32 %0, %8, " FRP0 ";\n\t"
-      "addc.cc.u32 %1, %9, " FRP1 ";\n\t"
-      "addc.cc.u32 %2, %10, " FRP2 ";\n\t"
-      "addc.cc.u32 %3, %11, " FRP3 ";\n\t"
-      "addc.cc.u32 %4, %12, " FRP4 ";\n\t"
-      "addc.cc.u32 %5, %13, " FRP5 ";\n\t"
-      "addc.cc.u32 %6, %14, " FRP6 ";\n\t"
-      "addc.u32 %7, %15, " FRP7 ";"
+  asm("add.cc.u32 %0, %8, " FR_P0 ";\n\t"
+      "addc.cc.u32 %1, %9, " FR_P1 ";\n\t"
+      "addc.cc.u32 %2, %10, " FR_P2 ";\n\t"
+      "addc.cc.u32 %3, %11, " FR_P3 ";\n\t"
+      "addc.cc.u32 %4, %12, " FR_P4 ";\n\t"
+      "addc.cc.u32 %5, %13, " FR_P5 ";\n\t"
+      "addc.cc.u32 %6, %14, " FR_P6 ";\n\t"
+      "addc.u32 %7, %15, " FR_P7 ";"
       : "=r"(t[0]), "=r"(t[1]), "=r"(t[2]), "=r"(t[3]), "=r"(t[4]), "=r"(t[5]), "=r"(t[6]), "=r"(t[7])
       : "r"(s[0]), "r"(s[1]), "r"(s[2]), "r"(s[3]), "r"(s[4]), "r"(s[5]), "r"(s[6]), "r"(s[7]));
   fr_t r;
@@ -187,17 +179,20 @@ __device__ __forceinline__ fr_t fr_sub(const fr_t& a, const fr_t& b) {
 __device__ __forceinline__ u32 fr_not_canonical(const fr_t& a) {
   u32 borrow;
   asm("{\n\t.reg .u32 t;\n\t"
-      "sub.cc.u32 t, %1, " FRP0 ";\n\t"
-      "subc.cc.u32 t, %2, " FRP1 ";\n\t"
-      "subc.cc.u32 t, %3, " FRP2 ";\n\t"
-      "subc.cc.u32 t, %4, " FRP3 ";\n\t"
-      "subc.cc.u32 t, %5, " FRP4 ";\n\t"
-      "subc.cc.u32 t, %6, " FRP5 ";\n\t"
-      "subc.cc.u32 t, %7, " FRP6 ";\n\t"
-      "subc.cc.u32 t, %8, " FRP7 ";\n\t"
+      "sub.cc.u32 t, %1, " FR_P0 ";\n\t"
+      "subc.cc.u32 t, %2, " FR_P1 ";\n\t"
+      "subc.cc.u32 t, %3, " FR_P2 ";\n\t"
+      "subc.cc.u32 t, %4, " FR_P3 ";\n\t"
+      "subc.cc.u32 t, %5, " FR_P4 ";\n\t"
+      "subc.cc.u32 t, %6, " FR_P5 ";\n\t"
+      "subc.cc.u32 t, %7, " FR_P6 ";\n\t"
+      "subc.cc.u32 t, %8, " FR_P7 ";\n\t"
       "subc.u32 %0, 0, 0;\n\t}"
       : "=r"(borrow)
       : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(a.v[4]), "r"(a.v[5]), "r"(a.v[6]),
         "r"(a.v[7]));
   return borrow ? 0u : 1u;
 }
+
+// Montgomery form -> canonical integer: a * 1 / 2^256 mod r.
+__device__ __forceinline__ fr_t fr_from_mont(const fr_t& a) { return fr_mul(a, fr_t{{1, 0, 0, 0, 0, 0, 0, 0}}); }

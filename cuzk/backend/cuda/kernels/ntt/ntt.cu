@@ -8,7 +8,7 @@
 //   last pass: writes to the output index k_0 + N_0 k_1 + N_0 N_1 k_2 + ... (the digit reversal).
 // The first pass gathers from the (optionally negated, for the inverse) input index and scales it;
 // the last pass scales by the output index. Scalings: none, a constant, or hi[e >> split] * lo[e & m].
-#include "ntt_fr.cuh"
+#include "ff/fr.cuh"
 
 #define SCALE_NONE 0
 #define SCALE_CONST 1

@@ -2,7 +2,7 @@
 // XYZZ coordinates (x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2); the identity has ZZ = ZZZ = 0.
 // Affine points store the identity as x = y = 0. Formulas: hyperelliptic.org EFD, xyzz family.
 #pragma once
-#include "field.cuh"
+#include "ff/fq.cuh"
 
 template <class F> struct Affine { F x, y; };
 template <class F> struct Xyzz { F x, y, zz, zzz; };
@@ -99,23 +99,7 @@ template <class F> __device__ __forceinline__ Affine<F> to_affine(const Xyzz<F>&
   return a;
 }
 
-// ---- global-memory layout: F is a plain array of u32 words, 16-byte aligned ----
-template <class F> struct Words { static constexpr int n = sizeof(F) / 4; };
-template <class F> __device__ __forceinline__ void load(F& f, const u32* src) {
-  const uint4* s = reinterpret_cast<const uint4*>(src);
-  u32* w = reinterpret_cast<u32*>(&f);
-#pragma unroll
-  for (int k = 0; k < (int)(sizeof(F) / 16); k++) {
-    uint4 t = s[k];
-    w[4 * k] = t.x; w[4 * k + 1] = t.y; w[4 * k + 2] = t.z; w[4 * k + 3] = t.w;
-  }
-}
-template <class F> __device__ __forceinline__ void store(u32* dst, const F& f) {
-  uint4* d = reinterpret_cast<uint4*>(dst);
-  const u32* w = reinterpret_cast<const u32*>(&f);
-#pragma unroll
-  for (int k = 0; k < (int)(sizeof(F) / 16); k++) d[k] = make_uint4(w[4 * k], w[4 * k + 1], w[4 * k + 2], w[4 * k + 3]);
-}
+// ---- global-memory layout of points: coordinates one after the other (ff/common.cuh's load/store)
 template <class F> __device__ __forceinline__ Affine<F> load_affine(const u32* src) {
   Affine<F> a; load(a.x, src); load(a.y, src + sizeof(F) / 4); return a;
 }

@@ -1,13 +1,12 @@
-// Pippenger MSM kernel templates for G1 (F = Fq) and G2 (F = Fq2), instantiated by msm_g1.cu and
-// msm_g2.cu. Driven from cuzk/backend/cuda.py:
-//   scalar_pass (count, then scatter: a counting sort of (bucket, point) pairs by bucket),
+// Pippenger MSM kernel templates for G1 (F = Fq) and G2 (F = Fq2); msm_g1_*.cu and msm_g2_*.cu
+// instantiate them with the MSM_* macros below. Driven from cuzk/backend/cuda/msm.py:
+//   scalar_pass (msm/scalars.cu: count, then scatter: a counting sort of (bucket, point) pairs),
 //   accum_affine (long buckets split into items of <= L points), accum_xyzz (sums of partial
 //   sums, repeated until one per bucket), bucket_reduce (running sums over chunks of buckets),
 //   horner_affine (combines bucket sets), precompute (table of 2^(c*k) multiples of each base).
 #pragma once
-#include "curve.cuh"
-
-#define NEG_BIT 0x80000000u  // sign flag in a sorted (point index | sign) value
+#include "ec/xyzz.cuh"
+#include "msm/params.cuh"
 
 // Item t covers entries [starts[key] + j*L, ...) of key = item_key[t], j = item_j[t], and writes
 // its partial sum to row item_off[key] + j (a key's partial sums stay contiguous whatever order
@@ -96,7 +95,6 @@ __device__ __forceinline__ void horner_affine(const u32* sums, int S, int shift,
   store_affine(out, to_affine(acc));
 }
 
-#define PRE_MAX 16
 // table[k*n + i] = 2^(c*k) * bases[i] (affine) for k < M; one batched inversion per thread.
 template <class F>
 __device__ __forceinline__ void precompute(const u32* bases, int n, int M, int c, u32* table) {
@@ -131,58 +129,29 @@ __device__ __forceinline__ void precompute(const u32* bases, int n, int M, int c
   }
 }
 
-// out[i] = s_i * P for canonical scalars s_i (8 words each, low `nbits` bits used), P = point[0].
-template <class F>
-__device__ __forceinline__ void scalar_mul(const u32* point, const u32* scalars, int nbits, int n, u32* out) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const Affine<F> p = load_affine<F>(point);
-  Xyzz<F> acc; set_inf(acc);
-  for (int bit = nbits - 1; bit >= 0; bit--) {
-    xyzz_dbl(acc);
-    if ((scalars[(size_t)i * 8 + (bit >> 5)] >> (bit & 31)) & 1) xyzz_add_affine(acc, p);
+#define MSM_ACCUM_AFFINE(G, F)                                                                               \
+  extern "C" __global__ void __launch_bounds__(256) accum_affine_##G(                                        \
+      const u32* table, const u32* sorted, const u32* starts, const u32* counts, const u32* item_key,          \
+      const u32* item_j, const u32* item_off, int L, int nitems, u32* out) {                                 \
+    accum_affine<F>(table, sorted, starts, counts, item_key, item_j, item_off, L, nitems, out);              \
   }
-  store_affine(out + (size_t)i * (2 * Words<F>::n), to_affine(acc));
-}
-
-// Affine sum of each pair: out[i] = a[i] + b[i] (tests the addition special cases).
-template <class F>
-__device__ __forceinline__ void add_pairs(const u32* a, const u32* b, int n, u32* out) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  constexpr int AW = 2 * Words<F>::n;
-  Xyzz<F> acc = from_affine(load_affine<F>(a + (size_t)i * AW));
-  xyzz_add_affine(acc, load_affine<F>(b + (size_t)i * AW));
-  store_affine(out + (size_t)i * AW, to_affine(acc));
-}
-
-#define INSTANTIATE(G, F)                                                                                      \
-  extern "C" __global__ void __launch_bounds__(256) accum_affine_##G(                                          \
-      const u32* table, const u32* sorted, const u32* starts, const u32* counts, const u32* item_key,            \
-      const u32* item_j, const u32* item_off, int L, int nitems, u32* out) {                                   \
-    accum_affine<F>(table, sorted, starts, counts, item_key, item_j, item_off, L, nitems, out);                \
-  }                                                                                                            \
-  extern "C" __global__ void __launch_bounds__(256) accum_xyzz_##G(                                            \
-      const u32* src, const u32* starts, const u32* counts, const u32* item_key, const u32* item_j,             \
-      const u32* item_off, int L, int nitems, u32* out) {                                                      \
-    accum_xyzz<F>(src, starts, counts, item_key, item_j, item_off, L, nitems, out);                            \
-  }                                                                                                            \
-  extern "C" __global__ void __launch_bounds__(256) bucket_reduce_##G(const u32* buckets, int S, int B,        \
-                                                                      int chunk, u32* out) {                   \
-    bucket_reduce<F>(buckets, S, B, chunk, out);                                                               \
-  }                                                                                                            \
-  extern "C" __global__ void horner_affine_##G(const u32* sums, int S, int shift, u32* out) {                  \
-    horner_affine<F>(sums, S, shift, out);                                                                     \
-  }                                                                                                            \
-  extern "C" __global__ void __launch_bounds__(128) precompute_##G(const u32* bases, int n, int M, int c,      \
-                                                                   u32* table) {                               \
-    precompute<F>(bases, n, M, c, table);                                                                      \
-  }                                                                                                            \
-  extern "C" __global__ void __launch_bounds__(256) scalar_mul_##G(const u32* point, const u32* scalars,       \
-                                                                   int nbits, int n, u32* out) {               \
-    scalar_mul<F>(point, scalars, nbits, n, out);                                                              \
-  }                                                                                                            \
-  extern "C" __global__ void __launch_bounds__(256) add_pairs_##G(const u32* a, const u32* b, int n, u32* out) { \
-    add_pairs<F>(a, b, n, out);                                                                                \
+#define MSM_ACCUM_XYZZ(G, F)                                                                                 \
+  extern "C" __global__ void __launch_bounds__(256) accum_xyzz_##G(                                          \
+      const u32* src, const u32* starts, const u32* counts, const u32* item_key, const u32* item_j,           \
+      const u32* item_off, int L, int nitems, u32* out) {                                                    \
+    accum_xyzz<F>(src, starts, counts, item_key, item_j, item_off, L, nitems, out);                          \
   }
-
+#define MSM_BUCKET_REDUCE(G, F)                                                                              \
+  extern "C" __global__ void __launch_bounds__(256) bucket_reduce_##G(const u32* buckets, int S, int B,      \
+                                                                      int chunk, u32* out) {                 \
+    bucket_reduce<F>(buckets, S, B, chunk, out);                                                             \
+  }
+#define MSM_HORNER_AFFINE(G, F)                                                                              \
+  extern "C" __global__ void horner_affine_##G(const u32* sums, int S, int shift, u32* out) {                \
+    horner_affine<F>(sums, S, shift, out);                                                                   \
+  }
+#define MSM_PRECOMPUTE(G, F)                                                                                 \
+  extern "C" __global__ void __launch_bounds__(128) precompute_##G(const u32* bases, int n, int M, int c,    \
+                                                                   u32* table) {                             \
+    precompute<F>(bases, n, M, c, table);                                                                    \
+  }

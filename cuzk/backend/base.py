@@ -1,0 +1,101 @@
+"""The compute interface every backend implements: the prover reaches a backend only through it.
+
+Arrays follow cuzk.ff.fields: Fr scalars (n, 4), G1 affine points (n, 2, 6), G2 affine points
+(n, 2, 2, 6), all uint64 Montgomery limbs, the identity stored as zeros. MSMs return one affine point.
+NTTs work over the domain <w> of size n = 2^k and its coset g<w>, both `cuzk.ff.domain.Domain(k)`'s
+(bellperson's roots w = 7^((r-1)/n), g = 7).
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+from cuzk.errors import InputError
+
+# An (n, 2, 6) G1 / (n, 2, 2, 6) G2 base array, or the handle prepare_bases_g1 / _g2 returned for one.
+Bases = Any
+
+
+class SparseMatrix(Protocol):
+    """A sparse matrix over Fr in CSR form, as cuzk.r1cs.csr.CSR stores it (duck-typed: the backend
+    sits below r1cs). Row r holds the non-zeros e in [indptr[r], indptr[r+1]): column indices[e],
+    value coeffs[coeff_ids[e]] ((ncoeff, 4) Montgomery table; id 0 is 1 and id 1 is -1)."""
+
+    indptr: np.ndarray     # (rows + 1,) int64
+    indices: np.ndarray    # (nnz,) int32 or int64
+    coeff_ids: np.ndarray  # (nnz,) uint32
+    coeffs: np.ndarray     # (ncoeff, 4) uint64
+    shape: tuple[int, int]
+
+
+class Backend(Protocol):
+    name: str
+
+    # ---- R1CS evaluation -------------------------------------------------------------------------
+    def evaluate(self, matrix: SparseMatrix, witness: np.ndarray) -> np.ndarray:
+        """M w: out[r] = sum_e coeffs[coeff_ids[e]] * witness[indices[e]] over row r's non-zeros,
+        (rows, 4) Fr for a (cols, 4) Fr witness. Groth16's a = A w, b = B w, c = C w."""
+        ...
+
+    # ---- multi-scalar multiplication ---------------------------------------------------------------
+    def msm_g1(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
+        """sum_i [scalars[i]] bases[i] in G1, for n bases and (n, 4) Fr scalars; (2, 6) affine."""
+        ...
+
+    def msm_g2(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
+        """sum_i [scalars[i]] bases[i] in G2; (2, 2, 6) affine."""
+        ...
+
+    def msm_g1_sparse(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
+        """msm_g1 for scalars that are mostly 0 and 1 (a witness): sum_{s_i = 1} P_i plus the MSM over
+        the other scalars; a backend may split them off so, or take the dense path. Same result."""
+        ...
+
+    def msm_g2_sparse(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
+        """msm_g2 for scalars that are mostly 0 and 1 (see msm_g1_sparse)."""
+        ...
+
+    def prepare_bases_g1(self, bases: np.ndarray) -> Bases:
+        """A handle for G1 bases that msm_g1 / msm_g1_sparse accept in place of the array: the bases
+        kept where the backend computes (on a GPU: resident, with precomputed multiples) while the
+        handle lives. Opaque to the caller; the CPU backend returns the array itself."""
+        ...
+
+    def prepare_bases_g2(self, bases: np.ndarray) -> Bases:
+        """prepare_bases_g1 for G2 bases."""
+        ...
+
+    # ---- NTT over Fr (n = 2^k values, natural order in and out) -----------------------------------
+    def ntt(self, values: np.ndarray) -> np.ndarray:
+        """out[j] = sum_i a[i] w^(ij): coefficients -> evaluations over <w>."""
+        ...
+
+    def intt(self, values: np.ndarray) -> np.ndarray:
+        """out[i] = n^-1 sum_j a[j] w^(-ij): evaluations over <w> -> coefficients."""
+        ...
+
+    def coset_ntt(self, values: np.ndarray) -> np.ndarray:
+        """out[j] = sum_i a[i] g^i w^(ij): coefficients -> evaluations over the coset g<w>."""
+        ...
+
+    def coset_intt(self, values: np.ndarray) -> np.ndarray:
+        """out[i] = g^-i intt(a)[i]: evaluations over g<w> -> coefficients (inverse of coset_ntt)."""
+        ...
+
+    def quotient(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """Groth16's H = (A B - C) / Z, coefficients 0 .. n-2, from evaluations over the domain.
+
+        A, B, C interpolate a, b, c over the domain <w> (inverse NTT). On the coset g<w> they are
+        evaluated by a coset NTT and Z(g w^j) = g^n - 1 is one non-zero constant, so the division
+        is pointwise; an inverse coset NTT returns H's coefficients (deg H <= n - 2).
+        """
+        ...
+
+
+def check_witness(matrix: SparseMatrix, witness: np.ndarray) -> None:
+    """The argument check of Backend.evaluate: InputError unless witness is a (columns, 4) uint64
+    Fr array for the matrix."""
+    if not isinstance(witness, np.ndarray) or witness.dtype != np.uint64 or witness.shape != (matrix.shape[1], 4):
+        raise InputError(f"witness must be a ({matrix.shape[1]}, 4) uint64 Fr array, got "
+                         f"{getattr(witness, 'dtype', type(witness).__name__)} {getattr(witness, 'shape', '')}")

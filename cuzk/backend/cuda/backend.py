@@ -1,0 +1,206 @@
+"""CudaBackend: cuzk.backend.base.Backend on one CUDA device, a thin layer over the device's
+properties (device), its memory (memory: VRAM budget, residency, staging) and the kernels' drivers
+(msm, ntt, spmv). numpy in, numpy out; CuPy is imported at first use."""
+from __future__ import annotations
+
+import numpy as np
+
+from cuzk.backend.base import SparseMatrix
+from cuzk.backend.cuda import device as cuda_device
+from cuzk.backend.cuda import msm
+from cuzk.backend.cuda import ntt as ntt_cuda
+from cuzk.backend.cuda import spmv
+from cuzk.backend.cuda.device import cupy
+from cuzk.backend.cuda.memory import Residency, Stager, VramBudget, resolve_budget
+from cuzk.backend.cuda.msm import MsmInputError, MsmPlan, PreparedBases
+from cuzk.errors import VramBudgetError
+
+
+class CudaBackend:
+    """The GPU backend on `device` (default: the current device at first use) under a VRAM budget.
+
+    vram_budget: bytes (or "16GiB"); without it $CUZK_VRAM_BUDGET, else a fraction of the memory
+    free at first use (cuzk.backend.cuda.memory). Prepared bases (and the tables this backend keeps
+    for base arrays it has seen, while those arrays live) count against it; the least recently used
+    kept tables are evicted when a new one, or an MSM's working memory, would not fit. A new table
+    takes the cheapest plan that fits next to the tables already held, evicting only when none
+    does. Budget and residency belong to the instance (get_backend shares one per process); the NTTs'
+    memory is not counted. last_msm_plan: the plan (c, multiples, estimated bytes) of the latest MSM."""
+
+    name = "cuda"
+
+    def __init__(self, device: int | None = None, vram_budget: int | str | None = None) -> None:
+        self._device = device
+        self._vram_budget = vram_budget
+        self._budget: VramBudget | None = None
+        self.residency = Residency()
+        self._stager = Stager()
+        self.last_msm_plan: MsmPlan | None = None
+
+    # ---- the device -----------------------------------------------------------------------------
+    @property
+    def device(self) -> int:
+        if self._device is None:
+            self._device = int(cupy().cuda.Device().id)
+        return self._device
+
+    @property
+    def info(self) -> cuda_device.DeviceInfo:
+        return cuda_device.info(self.device)
+
+    @property
+    def budget(self) -> VramBudget:
+        """This device's VRAM budget, resolved at first use."""
+        if self._budget is None:
+            self._budget = resolve_budget(self._vram_budget, self.device, lambda: cuda_device.free_bytes(self.device))
+        return self._budget
+
+    def _on_device(self):
+        return cupy().cuda.Device(self.device)
+
+    def _items(self) -> int:
+        return msm.target_items(self.info.sm_count)
+
+    # ---- R1CS evaluation and NTT over Fr (numpy in and out, or cupy arrays that stay on the device)
+    def evaluate(self, matrix: SparseMatrix, witness: np.ndarray) -> np.ndarray:
+        with self._on_device():
+            return spmv.evaluate(matrix, witness,
+                                 lambda need, what: self.residency.make_room(need, self.budget, what))
+
+    def ntt(self, values):
+        with self._on_device():
+            return ntt_cuda.ntt(values)
+
+    def intt(self, values):
+        with self._on_device():
+            return ntt_cuda.intt(values)
+
+    def coset_ntt(self, values):
+        with self._on_device():
+            return ntt_cuda.coset_ntt(values)
+
+    def coset_intt(self, values):
+        with self._on_device():
+            return ntt_cuda.coset_intt(values)
+
+    def quotient(self, a, b, c):
+        with self._on_device():
+            return ntt_cuda.quotient(a, b, c)
+
+    # ---- bases ---------------------------------------------------------------------------------
+    def prepare_bases_g1(self, bases, precompute: bool = True) -> PreparedBases:
+        return self._prepare(bases, "g1", precompute)
+
+    def prepare_bases_g2(self, bases, precompute: bool = True) -> PreparedBases:
+        return self._prepare(bases, "g2", precompute)
+
+    def _prepare(self, bases, group: str, precompute: bool = True, c: int | None = None,
+                 m: int | None = None) -> PreparedBases:
+        """Bases on the device with their table of multiples, tracked against the budget. The plan
+        (c, m) is chosen under the budget (sized for sparse scalars, the larger case) unless c is
+        given (then m defaults to 1)."""
+        with self._on_device():
+            cp = cupy()
+            msm.check_bases(bases, group)
+            n = int(bases.shape[0])
+            if n == 0:
+                raise MsmInputError("no bases")
+            if c is None:
+                plan = self._new_plan(group, n, precompute)
+            else:
+                plan = msm.plan_for(group, n, c, m or 1, True, self._items())
+                self.residency.make_room(plan.peak_bytes, self.budget, self._what(group, n, plan))
+            flat = self._stager.to_device(bases).view(cp.uint32).reshape(n, msm._WORDS[group])
+            table = msm.build_table(flat, group, plan.c, plan.multiples)
+            del flat
+            prepared = PreparedBases(group, n, plan.c, plan.multiples, table)
+            self.residency.track(prepared, prepared.nbytes)
+            return prepared
+
+    def _new_plan(self, group: str, n: int, precompute: bool) -> MsmPlan:
+        """The cheapest plan that fits next to the held tables, evicting kept tables (LRU) only
+        when none fits."""
+        while True:
+            try:
+                return msm.choose_plan(group, n, self.budget, items=self._items(), held=self.residency.held,
+                                       precompute=precompute)
+            except VramBudgetError:
+                if not self.residency.evict_lru():
+                    raise
+
+    def _resident(self, bases: np.ndarray, group: str) -> PreparedBases:
+        """The kept table of a numpy base array, made at its first MSM and reused while the array
+        lives (a prover's parameter vectors are the same arrays proof after proof)."""
+        prepared = self.residency.lookup(bases)
+        if prepared is not None and prepared.group == group:
+            return prepared
+        prepared = self._prepare(bases, group)
+        self.residency.insert(bases, prepared)
+        return prepared
+
+    # ---- MSM entry points ----------------------------------------------------------------------
+    def msm_g1(self, bases, scalars) -> np.ndarray:
+        return self._msm(bases, scalars, "g1", sparse=False)
+
+    def msm_g2(self, bases, scalars) -> np.ndarray:
+        return self._msm(bases, scalars, "g2", sparse=False)
+
+    def msm_g1_sparse(self, bases, scalars) -> np.ndarray:
+        return self._msm(bases, scalars, "g1", sparse=True)
+
+    def msm_g2_sparse(self, bases, scalars) -> np.ndarray:
+        return self._msm(bases, scalars, "g2", sparse=True)
+
+    def msm_device(self, prepared: PreparedBases, scalars, sparse: bool = False):
+        """MSM with scalars on the GPU (or host); returns the affine result as a cupy u32 array."""
+        if not isinstance(prepared, PreparedBases):
+            raise MsmInputError("msm_device takes bases from prepare_bases_g1 / prepare_bases_g2")
+        with self._on_device():
+            self._check_device(prepared)
+            msm.check_scalars(scalars, prepared.n)
+            return self._run(prepared, scalars, sparse)
+
+    def _msm(self, bases, scalars, group: str, sparse: bool) -> np.ndarray:
+        with self._on_device():
+            if isinstance(bases, PreparedBases):
+                if bases.group != group:
+                    raise MsmInputError(f"prepared bases are {bases.group}, not {group}")
+                self._check_device(bases)
+                n = bases.n
+            else:
+                msm.check_bases(bases, group)
+                n = int(bases.shape[0])
+            msm.check_scalars(scalars, n)
+            if n == 0:
+                return np.zeros(msm._SHAPE[group], dtype=np.uint64)
+            if isinstance(bases, PreparedBases):
+                prepared = bases
+            elif isinstance(bases, np.ndarray):
+                prepared = self._resident(bases, group)
+            else:  # bases already on the device: prepared for this call only
+                prepared = self._prepare(bases, group)
+            out = self._run(prepared, scalars, sparse)
+            return cupy().asnumpy(out).view(np.uint64).reshape(msm._SHAPE[group])
+
+    def _run(self, prepared: PreparedBases, scalars, sparse: bool):
+        """One MSM on prepared bases, after making room for its working memory."""
+        cp = cupy()
+        plan = msm.plan_for(prepared.group, prepared.n, prepared.c, prepared.multiples, sparse, self._items())
+        self.residency.make_room(plan.bytes.run, self.budget, self._what(prepared.group, prepared.n, plan),
+                                 keep=prepared)
+        sc = self._stager.to_device(scalars).view(cp.uint32).reshape(prepared.n, 8)
+        idx = ones = None
+        if sparse:
+            idx, ones = msm.split_sparse(sc)
+        out = msm.pippenger(prepared, sc, idx, ones, self._items())
+        self.last_msm_plan = plan
+        return out
+
+    def _check_device(self, prepared: PreparedBases) -> None:
+        where = int(prepared.table.device.id)
+        if where != self.device:
+            raise MsmInputError(f"prepared bases live on device {where}, this backend runs on device {self.device}")
+
+    @staticmethod
+    def _what(group: str, n: int, plan: MsmPlan) -> str:
+        return f"a {group.upper()} MSM of {n} points (c = {plan.c}, {plan.multiples} table multiples)"

@@ -1,0 +1,174 @@
+"""Device memory of the CUDA backend: the VRAM budget, the residency of prepared bases under it, and
+host -> device uploads through pinned staging buffers.
+
+The budget of a device is, first found: the `vram_budget` a CudaBackend was made with, the
+environment variable CUZK_VRAM_BUDGET (bytes, or a number with a binary unit: 16GiB, 16G, 512M),
+else DEFAULT_FRACTION of the memory free on the device at first use. Every prepared table counts
+against it while it lives; one MSM also needs its working memory (cuzk.backend.cuda.msm.msm_bytes)
+on top. Imports without cupy.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cuzk.backend.cuda.device import cupy
+from cuzk.errors import InputError, VramBudgetError
+
+ENV = "CUZK_VRAM_BUDGET"
+DEFAULT_FRACTION = 0.8
+GIB = 1 << 30
+STAGE_BYTES = 16 << 20  # host arrays above this size go through two pinned staging buffers
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kmgt]?)(?:i?b)?\s*", re.I)
+
+
+def parse_bytes(text: str | int) -> int:
+    """A byte count from an int or a string: "17179869184", "16GiB", "16G", "16gb", "1.5 GiB", "512M".
+    Units are binary (K = 2^10 ... T = 2^40) with or without "i" and "B"."""
+    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
+        value = int(text)
+    else:
+        m = _SIZE.fullmatch(str(text))
+        if m is None:
+            raise InputError(f"VRAM budget {text!r} is not a size: give bytes or a number with K, M, G or T "
+                             "(binary units), e.g. 16GiB")
+        value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if value <= 0:
+        raise InputError(f"VRAM budget {text!r} must be positive")
+    return value
+
+
+@dataclass(frozen=True)
+class VramBudget:
+    """Bytes of device memory cuzk may use on one device, and where that number came from."""
+
+    bytes: int
+    source: str
+
+
+def resolve_budget(explicit: int | str | None, device: int, free: Callable[[], int]) -> VramBudget:
+    """The budget of `device`: `explicit` (a CudaBackend argument), else $CUZK_VRAM_BUDGET, else
+    DEFAULT_FRACTION of free() (bytes free on the device now)."""
+    if explicit is not None:
+        return VramBudget(parse_bytes(explicit), f"CudaBackend(vram_budget={explicit!r})")
+    env = os.environ.get(ENV, "").strip()
+    if env:
+        return VramBudget(parse_bytes(env), f"{ENV}={env}")
+    available = free()
+    return VramBudget(int(available * DEFAULT_FRACTION),
+                      f"the default, {DEFAULT_FRACTION:.0%} of the {available / GIB:.2f} GiB free on device "
+                      f"{device} at first use")
+
+
+class Residency:
+    """The prepared tables of one device, counted against its VRAM budget.
+
+    Every table registered with `track` counts while it lives (a weakref finalizer releases it).
+    Tables made for host arrays are also kept in an LRU cache keyed by the array, each entry dropped
+    when its array dies; `make_room` evicts the least recently used entries."""
+
+    def __init__(self) -> None:
+        self._held: dict[int, int] = {}  # id(prepared) -> bytes, for every live tracked table
+        self._cache: OrderedDict[int, tuple[weakref.ref, Any]] = OrderedDict()  # id(host) -> (ref, prepared)
+        self._lock = threading.RLock()
+
+    @property
+    def held(self) -> int:
+        """Bytes of the live tracked tables."""
+        with self._lock:
+            return sum(self._held.values())
+
+    def track(self, prepared: Any, nbytes: int) -> None:
+        with self._lock:
+            self._held[id(prepared)] = nbytes
+        weakref.finalize(prepared, self._release, id(prepared))
+
+    def _release(self, key: int) -> None:
+        with self._lock:
+            self._held.pop(key, None)
+
+    def lookup(self, host: np.ndarray) -> Any | None:
+        """The cached table of `host` (now the most recently used), or None."""
+        with self._lock:
+            entry = self._cache.get(id(host))
+            if entry is None or entry[0]() is not host:
+                return None
+            self._cache.move_to_end(id(host))
+            return entry[1]
+
+    def insert(self, host: np.ndarray, prepared: Any) -> None:
+        key = id(host)
+        with self._lock:
+            self._cache[key] = (weakref.ref(host, lambda ref: self._drop(key, ref)), prepared)
+
+    def _drop(self, key: int, ref: weakref.ref) -> None:
+        with self._lock:
+            if key in self._cache and self._cache[key][0] is ref:
+                del self._cache[key]
+
+    def evict_lru(self, keep: Any = None) -> bool:
+        """Drop the least recently used cache entry other than `keep`; False when there is none.
+        Its table is freed unless a caller still holds it."""
+        with self._lock:
+            for key, (_ref, prepared) in list(self._cache.items()):
+                if prepared is not keep:
+                    del self._cache[key]
+                    return True
+            return False
+
+    def make_room(self, need: int, budget: VramBudget, what: str, keep: Any = None) -> None:
+        """Evict LRU entries (never `keep`) until held + need fits the budget; VramBudgetError if it
+        cannot."""
+        while self.held + need > budget.bytes and self.evict_lru(keep):
+            pass
+        held = self.held
+        if held + need > budget.bytes:
+            raise VramBudgetError(what, need, budget.bytes, budget.source, held)
+
+
+class Stager:
+    """Host -> device copies through two pinned buffers: the memcpy into one overlaps the DMA of the
+    other. Buffers and stream are made at first use on the current device."""
+
+    def __init__(self) -> None:
+        self._buffers: list[np.ndarray] | None = None
+        self._stream = None
+
+    def upload(self, host: np.ndarray):
+        """A cupy copy of a contiguous numpy array (same dtype and shape)."""
+        import cupyx
+
+        cp = cupy()
+        if self._buffers is None:
+            self._buffers = [cupyx.empty_pinned(STAGE_BYTES, dtype=np.uint8) for _ in range(2)]
+            self._stream = cp.cuda.Stream(non_blocking=True)
+        flat = host.reshape(-1).view(np.uint8)
+        out = cp.empty(flat.nbytes, dtype=cp.uint8)
+        done = [None, None]
+        for j, off in enumerate(range(0, flat.nbytes, STAGE_BYTES)):
+            k, size = j % 2, min(STAGE_BYTES, flat.nbytes - off)
+            if done[k] is not None:
+                done[k].synchronize()
+            self._buffers[k][:size] = flat[off: off + size]
+            out[off: off + size].set(self._buffers[k][:size], stream=self._stream)
+            done[k] = self._stream.record()
+        self._stream.synchronize()
+        return out.view(host.dtype).reshape(host.shape)
+
+    def to_device(self, host):
+        """A contiguous cupy array of `host`: staged when it is a large numpy array, else cupy.asarray
+        (no copy for a contiguous cupy array)."""
+        cp = cupy()
+        if isinstance(host, np.ndarray) and host.nbytes > STAGE_BYTES:
+            return self.upload(np.ascontiguousarray(host))
+        return cp.ascontiguousarray(cp.asarray(host))
