@@ -30,13 +30,14 @@ from cuzk.backend import Backend, get_backend
 from cuzk.errors import InputError, ProofFormatError, ProofVerificationError, UnsatisfiedConstraintError
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import PROOF_BYTES, Circuit, Proof, VerifyingKey, as_circuit
+from cuzk.r1cs import first_unsatisfied
 from cuzk.porep.params_cache import LoadedParams, ParamsFiles, find_vk, load_or_generate, porep_stem
-from cuzk.porep import circuit as C
+from cuzk.porep.circuit import StackedShape, partition_witnesses
+from cuzk.porep.circuit import circuit as stacked_circuit
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.graph import SdrGraph
 from cuzk.porep.public_inputs import partition_public_inputs
 from cuzk.porep.seal import Sector, seal
-from cuzk.backend.cpu.spmv import first_unsatisfied
 from cuzk.util.progress import StageTimer
 
 __all__ = ["ProveResult", "Sector", "as_c1", "prove", "prove_c1", "prove_partitions", "public_inputs",
@@ -88,14 +89,14 @@ def public_inputs(c1: C1Output) -> list[list[int]]:
             for k in range(config.partitions)]
 
 
-_CIRCUITS: dict[C.StackedShape, Circuit] = {}
+_CIRCUITS: dict[StackedShape, Circuit] = {}
 
 
-def partition_circuit(shape: C.StackedShape) -> Circuit:
+def partition_circuit(shape: StackedShape) -> Circuit:
     """The R1CS of a partition of this shape (the last one built is kept for the process)."""
     if shape not in _CIRCUITS:
         _CIRCUITS.clear()
-        _CIRCUITS[shape] = as_circuit(C.circuit(shape))
+        _CIRCUITS[shape] = as_circuit(stacked_circuit(shape))
     return _CIRCUITS[shape]
 
 
@@ -120,7 +121,7 @@ def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backen
     timings["vanilla"] = time.perf_counter() - t
     say.mark("vanilla proofs verified")
 
-    shape = C.StackedShape.from_config(c1.config)
+    shape = StackedShape.from_config(c1.config)
     t = time.perf_counter()
     circuit = partition_circuit(shape)
     timings["circuit"] = time.perf_counter() - t
@@ -132,9 +133,9 @@ def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backen
     say.mark(f"parameters ({loaded.files.describe()})")
 
     def witnesses() -> Iterable[np.ndarray]:
-        for k, w in enumerate(C.partition_witnesses(c1)):
+        for k, w in enumerate(partition_witnesses(c1)):
             t = time.perf_counter()
-            out = C.circuit(shape, w, mode="witness").witness()
+            out = stacked_circuit(shape, w, mode="witness").witness()
             timings[f"witness.{k}"] = time.perf_counter() - t
             yield out
 
@@ -160,7 +161,7 @@ def prove_partitions(params: LoadedParams, circuit: Circuit, witnesses: Iterable
         if got != list(x):
             raise InputError(f"partition {k}: the witness's public inputs differ from those derived from "
                              "replica_id, comm_d, comm_r and the seed")
-        bad = first_unsatisfied(circuit.a, circuit.b, circuit.c, w)
+        bad = first_unsatisfied(circuit.a, circuit.b, circuit.c, w, backend)
         if bad is not None:
             raise UnsatisfiedConstraintError(bad, f"partition {k}")
         timings[f"check.{k}"] = time.perf_counter() - t

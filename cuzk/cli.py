@@ -195,22 +195,22 @@ def _arch_arg(text: str) -> str:
 
 
 def _gpu_info(args: argparse.Namespace) -> int:
-    from cuzk.backend.cuda import loader
+    from cuzk.backend.cuda import device
 
-    devices = loader.devices()
-    if not devices:
+    if not device.cuda_available():
         print("no CUDA device visible (needs cupy and an NVIDIA GPU)")
         return 1
-    for d in devices:
-        print(f"{d.index}: {d.name}  {d.arch}  {d.sms} SMs  VRAM {d.free_bytes / 2**30:.1f} GiB free of "
-              f"{d.total_bytes / 2**30:.1f} GiB")
+    for i in range(device.cupy().cuda.runtime.getDeviceCount()):
+        d = device.info(i)
+        print(f"{i}: {d.name}  sm_{d.compute_capability[0]}{d.compute_capability[1]}  {d.sm_count} SMs  VRAM "
+              f"{device.free_bytes(i) / 2**30:.1f} GiB free of {d.total_bytes / 2**30:.1f} GiB")
     return 0
 
 
 def _gpu_build(args: argparse.Namespace) -> int:
     from cuzk.backend.cuda import loader
 
-    archs = list(dict.fromkeys(args.arch or sorted({d.arch for d in loader.devices()})))
+    archs = list(dict.fromkeys(args.arch or loader.local_archs()))
     if not archs:
         raise InputError("no CUDA device visible: name the architectures with --arch sm_XY")
     compiler = args.compiler or loader.default_compiler(bool(args.arch))

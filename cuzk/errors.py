@@ -74,12 +74,26 @@ class PointLengthError(InputError):
     """Encoded points whose total length is not a multiple of the point size."""
 
 
+class BytesTypeError(InputError):
+    """Something other than bytes, bytearray or memoryview (None, str, a list, an int...) where encoded
+    bytes are expected."""
+
+
 class ParamsFormatError(InputError):
     """A Groth16 parameter / verifying-key file (or buffer) that is truncated or corrupt at `offset`."""
 
     def __init__(self, path: str, offset: int, reason: str) -> None:
         self.path, self.offset, self.reason = path, offset, reason
         super().__init__(f"{path}: {reason} at byte offset {offset}")
+
+
+class ParamsReadError(CuzkError, OSError):
+    """A Groth16 parameter / verifying-key file that cannot be opened or read (missing, a directory,
+    not a regular file, no permission, closed)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}")
 
 
 class ParameterMismatchError(InputError):
@@ -129,3 +143,39 @@ class ProofVerificationError(CuzkError):
     def __init__(self, partition: int, reason: str = "the proof does not verify") -> None:
         self.partition = partition
         super().__init__(f"partition {partition}: {reason}")
+
+
+class InputTooLargeError(InputError):
+    """A file (or buffer) larger than the limit for what it holds, refused before it is read whole."""
+
+    def __init__(self, source: str, size: int | None, limit: int) -> None:
+        self.source, self.size, self.limit = source, size, limit
+        got = f"{size:,} bytes" if size is not None else "more bytes"
+        super().__init__(f"{source}: {got}, more than the {limit:,} allowed")
+
+
+class JsonFormatError(InputError):
+    """JSON that is nested too deeply, not UTF-8 or not (strict) JSON; `offset` is the byte offset of
+    the fault where it is known."""
+
+    def __init__(self, source: str, offset: int | None, reason: str) -> None:
+        self.source, self.offset, self.reason = source, offset, reason
+        super().__init__(f"{source}: {reason}" + (f" at byte offset {offset}" if offset is not None else ""))
+
+
+class FieldError(InputError):
+    """A field of structured input (JSON) that is missing or has the wrong type, range or encoding;
+    `field` names it."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field, self.reason = field, reason
+        super().__init__(f"{field}: {reason}")
+
+
+class ParamsCacheError(CuzkError):
+    """A broken parameter-cache entry (a directory where a file belongs, an unreadable file, a cache
+    directory that cannot be made); names the path. Nothing is generated over it."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"parameter cache {path}: {reason}")

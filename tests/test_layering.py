@@ -51,8 +51,10 @@ LAYERS: dict[str, int] = {
 # (importer package, imported package) of one layer that may meet: util's helpers raise typed errors.
 ALLOWED_SIBLINGS = {("cuzk.util", "cuzk.errors")}
 # (importer module, imported module) outside cuzk.backend that may reach inside it:
-# `cuzk gpu build` and the selftest compile the kernels ahead through the loader.
-BACKEND_ALLOWED = {("cuzk.selftest", "cuzk.backend.cuda.loader"), ("cuzk.cli", "cuzk.backend.cuda.loader")}
+# `cuzk gpu build` and the selftest compile the kernels ahead through the loader; `cuzk gpu info`
+# reads the CUDA devices.
+BACKEND_ALLOWED = {("cuzk.selftest", "cuzk.backend.cuda.loader"), ("cuzk.cli", "cuzk.backend.cuda.loader"),
+                   ("cuzk.cli", "cuzk.backend.cuda.device")}
 BACKEND_PUBLIC = {"cuzk.backend", "cuzk.backend.base"}
 PROVER = "cuzk.groth16.prover"
 

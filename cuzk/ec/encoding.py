@@ -7,15 +7,18 @@ Fq2 comparing c1 first and c0 when c1 == 0. Sizes: G1 48 / 96 bytes, G2 96 / 192
 
 Decoding is strict: bad flag combinations (BadFlagsError), coordinates >= p (NonCanonicalError),
 points off the curve (NotOnCurveError) and, unless check_subgroup=False, outside the prime-order
-subgroup (NotInSubgroupError) are rejected, naming the first bad point's index.
+subgroup (NotInSubgroupError) are rejected, naming the first bad point's index. The identity is only
+its canonical encoding (infinity flag, all other bits zero): all-zero uncompressed bytes are (0, 0),
+off the curve, and refused as zcash's bls12_381 does. Data that is not bytes, bytearray or memoryview
+raises BytesTypeError.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from cuzk.ec.curves import Curve
-from cuzk.errors import (BadFlagsError, NonCanonicalError, NotInSubgroupError, NotOnCurveError,
-                         PointLengthError)
+from cuzk.errors import (BadFlagsError, BytesTypeError, NonCanonicalError, NotInSubgroupError,
+                         NotOnCurveError, PointLengthError)
 from cuzk.ff.fields import Fq, int_limbs
 
 _COMPRESSED, _INFINITY, _SIGN = 0x80, 0x40, 0x20
@@ -77,14 +80,25 @@ def _first(mask: np.ndarray) -> int | None:
     return int(idx[0]) if len(idx) else None
 
 
-def decode(curve: Curve, data: bytes, compressed: bool = True, check_subgroup: bool = True) -> np.ndarray:
+def as_bytes(data: bytes | bytearray | memoryview, what: str) -> bytes | bytearray:
+    """`data` itself, or a memoryview's raw bytes; BytesTypeError for any other type."""
+    if isinstance(data, memoryview):
+        return data.tobytes()
+    if not isinstance(data, (bytes, bytearray)):
+        raise BytesTypeError(f"{what} must be bytes, bytearray or memoryview, got {type(data).__name__}")
+    return data
+
+
+def decode(curve: Curve, data: bytes | bytearray | memoryview, compressed: bool = True,
+           check_subgroup: bool = True) -> np.ndarray:
     """Affine points (n, 2, *coord) from zcash encodings; raises a typed InvalidPointError (or
     NonCanonicalError) naming the first bad point. check_subgroup=False trusts subgroup membership."""
+    data = as_bytes(data, f"encoded {curve.name} points")
     size = point_size(curve, compressed)
     if len(data) % size:
         raise PointLengthError(f"{curve.name}: {len(data)} bytes is not a multiple of the "
                                f"{'compressed' if compressed else 'uncompressed'} point size {size}")
-    raw = np.frombuffer(bytes(data), dtype=np.uint8).reshape(-1, size).copy()
+    raw = np.frombuffer(data, dtype=np.uint8).reshape(-1, size).copy()
     n = len(raw)
     flags = raw[:, 0] & 0xE0
     raw[:, 0] &= 0x1F
@@ -100,6 +114,9 @@ def decode(curve: Curve, data: bytes, compressed: bool = True, check_subgroup: b
     for mask, reason in checks:
         if (i := _first(mask)) is not None:
             raise BadFlagsError(i, reason)
+    if not compressed and (i := _first(~infinity & ~raw.any(axis=1))) is not None:
+        raise NotOnCurveError(i, f"all-zero bytes are (0, 0), not on the {curve.name} curve "
+                                 "(the identity is encoded with the infinity flag)")
 
     half = size if compressed else size // 2
     coords = [_coord_limbs(raw[:, :half], curve.coord_shape)]

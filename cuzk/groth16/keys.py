@@ -41,8 +41,8 @@ class VerifyingKey:
 class Parameters:
     """The proving key: vk plus the query vectors h, l, a, b_g1, b_g2 (see the module docstring).
 
-    Vectors are numpy arrays here; `cuzk.groth16.params.MappedParameters` offers the same attributes
-    decoded lazily from a bellperson .params file.
+    Vectors are numpy arrays here; `cuzk.groth16.params.MappedParameters` offers the same attributes,
+    each read from a bellperson .params file on first use.
     """
 
     def __init__(self, vk: VerifyingKey, h: np.ndarray, l: np.ndarray, a: np.ndarray,

@@ -1,33 +1,41 @@
-"""bellperson's .params and .vk files, read memory-mapped and decoded lazily, written atomically.
+"""bellperson's .params and .vk files: read with ordinary file reads, validated, decoded; written atomically.
 
 Layout (all points zcash-uncompressed, big-endian: G1 96 bytes, G2 192 bytes; lengths u32 big-endian):
     vk:     alpha_g1 | beta_g1 | beta_g2 | gamma_g2 | delta_g1 | delta_g2 | len | ic[len]
     params: vk | len | h[len] | len | l[len] | len | a[len] | len | b_g1[len] | len | b_g2[len]
-A .vk file is the vk part alone. No point may be the identity except alpha..delta (which bellperson
-also never writes as the identity). Any truncation, trailing byte, bad flag, non-canonical coordinate
-or point off the curve (or, when checked, off the subgroup) raises ParamsFormatError naming the file
-and the byte offset of the first bad length or point.
+A .vk file is the vk part alone. The identity (only its canonical encoding, see cuzk.ec.encoding) is
+refused where bellperson refuses it: in ic, h, l, a, b_g1 and b_g2 (its VerifyingKey::read and
+Parameters::read), and in delta_g1 / delta_g2 of a .params file (its prover refuses such parameters);
+alpha_g1 .. delta_g2 of a .vk may be the identity, as bellperson reads them. Any truncation, trailing
+byte, bad flag, non-canonical coordinate or point off the curve (or, when checked, off the subgroup)
+raises ParamsFormatError naming the file, the vector and index, and the byte offset.
+
+Files are never memory-mapped (a mapped file truncated underneath kills the process with SIGBUS on the
+next access): they are read with os.pread into memory the process owns, and every length is checked
+against the file's size before anything is allocated. A file that shrinks while open gives
+ParamsFormatError on the next read; one that cannot be opened gives ParamsReadError.
 """
 from __future__ import annotations
 
-import mmap
 import os
+import stat
 import struct
+import weakref
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 
 from cuzk.ec import encoding
 from cuzk.ec.curves import G1, G2, Curve
-from cuzk.errors import CuzkError, ParamsFormatError
+from cuzk.errors import CuzkError, InputError, ParamsFormatError, ParamsReadError
 from cuzk.groth16.keys import PARAMS_VECTORS, Parameters, VerifyingKey
 from cuzk.util.atomic import atomic_write
 
 _VK_POINTS = (("alpha_g1", G1), ("beta_g1", G1), ("beta_g2", G2), ("gamma_g2", G2), ("delta_g1", G1),
               ("delta_g2", G2))
+_DELTA = ("delta_g1", "delta_g2")
 _VECTOR_CURVE = {"ic": G1, "h": G1, "l": G1, "a": G1, "b_g1": G1, "b_g2": G2}
-_CHUNK = 1 << 16  # points encoded / decoded per call
+_CHUNK = 1 << 16  # points read and decoded per call (6 MiB of G1, 12 MiB of G2)
 
 
 def _size(curve: Curve) -> int:
@@ -40,29 +48,33 @@ def encode_points(curve: Curve, points: np.ndarray) -> bytes:
 
 
 class _Reader:
-    """Bounds-checked decoding from a buffer (bytes or mmap) that names its source in every error."""
+    """Bounds-checked decoding from `size` bytes read by `read(offset, n)`; every error names the
+    source `name` and the byte offset."""
 
-    def __init__(self, buf, name: str, checked: bool) -> None:
-        self.buf, self.name, self.checked = buf, name, checked
+    def __init__(self, name: str, size: int, checked: bool) -> None:
+        self.name, self.size, self.checked = name, size, checked
+
+    def read(self, offset: int, n: int) -> bytes:
+        raise NotImplementedError
 
     def fail(self, offset: int, reason: str) -> ParamsFormatError:
         return ParamsFormatError(self.name, offset, reason)
 
     def length(self, offset: int, what: str) -> int:
-        if offset + 4 > len(self.buf):
+        if offset + 4 > self.size:
             raise self.fail(offset, f"truncated: the file ends inside the length of {what}")
-        return struct.unpack_from(">I", self.buf, offset)[0]
+        return struct.unpack(">I", self.read(offset, 4))[0]
 
     def extent(self, offset: int, count: int, curve: Curve, what: str) -> int:
-        """End offset of `count` points starting at `offset`, checked against the buffer's size."""
+        """End offset of `count` points starting at `offset`, checked against the size."""
         end = offset + count * _size(curve)
-        if end > len(self.buf):
+        if end > self.size:
             raise self.fail(offset, f"truncated: {what} needs {end - offset} bytes ({count} points), "
-                                    f"only {len(self.buf) - offset} remain")
+                                    f"only {self.size - offset} remain")
         return end
 
     def points(self, offset: int, count: int, curve: Curve, what: str, allow_identity: bool = False) -> np.ndarray:
-        """Decode `count` points at `offset`; the error names the first bad point's offset."""
+        """Decode `count` points at `offset` (within the size: see `extent`), a chunk at a time."""
         size = _size(curve)
         out = np.empty((count, *curve.affine_shape), dtype=np.uint64)
         for lo in range(0, count, _CHUNK):
@@ -73,7 +85,7 @@ class _Reader:
     def _chunk(self, offset: int, count: int, curve: Curve, what: str, first: int,
                allow_identity: bool) -> np.ndarray:
         size = _size(curve)
-        data = bytes(self.buf[offset:offset + count * size])
+        data = self.read(offset, count * size)
         try:
             pts = self._decode(curve, data)
         except CuzkError as e:
@@ -98,12 +110,70 @@ class _Reader:
         return True
 
 
-def _read_vk(r: _Reader) -> tuple[VerifyingKey, int]:
-    """The verifying key at the start of r's buffer and the offset just after it."""
+class _BytesReader(_Reader):
+    """A _Reader over bytes in memory."""
+
+    def __init__(self, data: bytes | bytearray, name: str, checked: bool) -> None:
+        super().__init__(name, len(data), checked)
+        self.data = data
+
+    def read(self, offset: int, n: int) -> bytes:
+        return bytes(self.data[offset:offset + n])
+
+
+class _FileReader(_Reader):
+    """A _Reader over an open regular file, read with os.pread. Its size is taken once, at open; a read
+    that finds the file shorter (truncated since) raises ParamsFormatError."""
+
+    def __init__(self, path: str | os.PathLike, checked: bool) -> None:
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise InputError(f"a parameter file path must be str or os.PathLike, got {type(path).__name__}")
+        name = os.fsdecode(path)
+        try:  # O_NONBLOCK: a FIFO fails the regular-file check below instead of blocking the open
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError as e:
+            raise ParamsReadError(name, f"cannot open: {e.strerror}") from e
+        try:
+            st = os.fstat(fd)
+        except OSError as e:
+            os.close(fd)
+            raise ParamsReadError(name, f"cannot stat: {e.strerror}") from e
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise ParamsReadError(name, "not a regular file")
+        super().__init__(name, st.st_size, checked)
+        self.fd: int | None = fd
+        self._finalizer = weakref.finalize(self, os.close, fd)
+
+    def read(self, offset: int, n: int) -> bytes:
+        if self.fd is None:
+            raise ParamsReadError(self.name, "read after close()")
+        parts, got = [], 0
+        while got < n:
+            try:
+                part = os.pread(self.fd, n - got, offset + got)
+            except OSError as e:
+                raise self.fail(offset + got, f"read failed: {e.strerror}") from e
+            if not part:
+                raise self.fail(offset + got, f"truncated while open: the file was {self.size} bytes "
+                                              f"when opened and now ends at byte {offset + got}")
+            parts.append(part)
+            got += len(part)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def close(self) -> None:
+        self.fd = None
+        self._finalizer()
+
+
+def _read_vk(r: _Reader, delta_may_be_identity: bool) -> tuple[VerifyingKey, int]:
+    """The verifying key at the start of r's source and the offset just after it."""
     offset, fields = 0, {}
     for name, curve in _VK_POINTS:
         end = r.extent(offset, 1, curve, name)
         fields[name] = r.points(offset, 1, curve, name, allow_identity=True)[0]
+        if name in _DELTA and not delta_may_be_identity and not fields[name].any():
+            raise r.fail(offset, f"{name} is the point at infinity (bellperson refuses to prove with it)")
         offset = end
     count = r.length(offset, "ic")
     end = r.extent(offset + 4, count, G1, "ic")
@@ -111,21 +181,31 @@ def _read_vk(r: _Reader) -> tuple[VerifyingKey, int]:
     return VerifyingKey(**fields), end
 
 
+def _read_whole_vk(r: _Reader) -> VerifyingKey:
+    vk, end = _read_vk(r, delta_may_be_identity=True)
+    if end != r.size:
+        raise r.fail(end, f"{r.size - end} trailing bytes after the verifying key")
+    return vk
+
+
 def vk_to_bytes(vk: VerifyingKey) -> bytes:
     head = b"".join(encode_points(curve, getattr(vk, name)[None]) for name, curve in _VK_POINTS)
     return head + struct.pack(">I", len(vk.ic)) + encode_points(G1, vk.ic)
 
 
-def vk_from_bytes(data: bytes, name: str = "<vk bytes>", checked: bool = True) -> VerifyingKey:
-    r = _Reader(data, name, checked)
-    vk, end = _read_vk(r)
-    if end != len(data):
-        raise r.fail(end, f"{len(data) - end} trailing bytes after the verifying key")
-    return vk
+def vk_from_bytes(data: bytes | bytearray | memoryview, name: str = "<vk bytes>",
+                  checked: bool = True) -> VerifyingKey:
+    """A verifying key from bellperson's layout; ParamsFormatError (BytesTypeError for a non-bytes type)."""
+    return _read_whole_vk(_BytesReader(encoding.as_bytes(data, "a verifying key"), name, checked))
 
 
 def read_vk(path: str | os.PathLike, checked: bool = True) -> VerifyingKey:
-    return vk_from_bytes(Path(path).read_bytes(), str(path), checked)
+    """A .vk file; ParamsReadError if it cannot be opened, ParamsFormatError if it is bad."""
+    r = _FileReader(path, checked)
+    try:
+        return _read_whole_vk(r)
+    finally:
+        r.close()
 
 
 def write_vk(path: str | os.PathLike, vk: VerifyingKey) -> None:
@@ -133,32 +213,37 @@ def write_vk(path: str | os.PathLike, vk: VerifyingKey) -> None:
 
 
 class MappedParameters:
-    """A bellperson .params file, memory-mapped: the vk and all section offsets are read (and every
-    length checked against the file size) on open; h, l, a, b_g1, b_g2 decode on first access.
-    `checked` adds the subgroup check to every point (bellperson's `checked`)."""
+    """A bellperson .params file (bellperson's name; read with os.pread, not mapped), kept open.
+
+    Opening reads and checks the vk and the five section lengths (against the file size). Each vector
+    h, l, a, b_g1, b_g2 is read and decoded on its first access, then kept in memory as an array of
+    the size it has on disk (96 bytes per G1 point, 192 per G2); close() releases the file, not the
+    vectors decoded so far. `checked` adds the subgroup check to every point (bellperson's `checked`).
+    """
 
     def __init__(self, path: str | os.PathLike, checked: bool = True) -> None:
-        self.path = str(path)
-        with open(self.path, "rb") as f:
-            self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size \
-                else b""
-        self._reader = _Reader(self._mmap, self.path, checked)
-        self.vk, offset = _read_vk(self._reader)
-        self._sections: dict[str, tuple[int, int]] = {}
-        for name in PARAMS_VECTORS:
-            count = self._reader.length(offset, name)
-            end = self._reader.extent(offset + 4, count, _VECTOR_CURVE[name], name)
-            self._sections[name] = (offset + 4, count)
-            offset = end
-        if offset != len(self._mmap):
-            raise self._reader.fail(offset, f"{len(self._mmap) - offset} trailing bytes after b_g2")
+        self._reader = _FileReader(path, checked)
+        self.path = self._reader.name
+        try:
+            self.vk, offset = _read_vk(self._reader, delta_may_be_identity=False)
+            self._sections: dict[str, tuple[int, int]] = {}
+            for name in PARAMS_VECTORS:
+                count = self._reader.length(offset, name)
+                end = self._reader.extent(offset + 4, count, _VECTOR_CURVE[name], name)
+                self._sections[name] = (offset + 4, count)
+                offset = end
+            if offset != self._reader.size:
+                raise self._reader.fail(offset, f"{self._reader.size - offset} trailing bytes after b_g2")
+        except BaseException:
+            self._reader.close()
+            raise
 
     def _vector(self, name: str) -> np.ndarray:
         offset, count = self._sections[name]
         return self._reader.points(offset, count, _VECTOR_CURVE[name], name)
 
     def lengths(self) -> dict[str, int]:
-        """Points per vector, without decoding them."""
+        """Points per vector, without reading them."""
         return {name: count for name, (_, count) in self._sections.items()}
 
     h = cached_property(lambda self: self._vector("h"))
@@ -168,9 +253,8 @@ class MappedParameters:
     b_g2 = cached_property(lambda self: self._vector("b_g2"))
 
     def close(self) -> None:
-        """Unmap the file (vectors decoded so far stay usable)."""
-        if isinstance(self._mmap, mmap.mmap):
-            self._mmap.close()
+        """Close the file; vectors decoded so far stay usable, the others raise ParamsReadError."""
+        self._reader.close()
 
     def load(self) -> Parameters:
         """Every vector decoded, as in-memory Parameters."""
@@ -178,6 +262,7 @@ class MappedParameters:
 
 
 def read_params(path: str | os.PathLike, checked: bool = True) -> MappedParameters:
+    """A .params file, opened (see MappedParameters); ParamsReadError / ParamsFormatError."""
     return MappedParameters(path, checked)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from cuzk.ec import encoding
 from cuzk.ec.curves import G1, G2
-from cuzk.errors import CuzkError, ProofFormatError
+from cuzk.errors import BytesTypeError, CuzkError, ProofFormatError
 
 PROOF_BYTES = 192
 
@@ -27,8 +27,13 @@ class Proof:
         return encoding.encode(G1, self.a) + encoding.encode(G2, self.b) + encoding.encode(G1, self.c)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> Proof:
-        """Decode and check (canonical, on the curve, in the subgroup, not the identity)."""
+    def from_bytes(cls, data: bytes | bytearray | memoryview) -> Proof:
+        """Decode and check (canonical, on the curve, in the subgroup, not the identity); any other
+        type or length, or a bad point, raises ProofFormatError."""
+        try:
+            data = encoding.as_bytes(data, "a proof")
+        except BytesTypeError as e:
+            raise ProofFormatError(str(e)) from e
         if len(data) != PROOF_BYTES:
             raise ProofFormatError(f"a proof is {PROOF_BYTES} bytes, got {len(data)}")
         try:

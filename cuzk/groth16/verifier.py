@@ -63,8 +63,9 @@ def prepare_verifying_key(vk: VerifyingKey) -> PreparedVerifyingKey:
 
 def verify(vk: VerifyingKey | PreparedVerifyingKey, public_inputs, proof: Proof) -> bool:
     """Whether `proof` is valid for `public_inputs` (without ONE: ints in [0, r) or an (k, 4) Fr
-    array). A proof whose points are off their prime-order subgroups is invalid."""
-    return _check(_prepared(vk), [public_inputs], [proof], [1])
+    array). A proof whose points are off their prime-order subgroups is invalid. Arguments of the
+    wrong type raise InputError."""
+    return _check(_prepared(vk), [public_inputs], _proofs([proof]), [1])
 
 
 def verify_batch(vk: VerifyingKey | PreparedVerifyingKey, public_inputs: Sequence, proofs: Sequence[Proof],
@@ -73,14 +74,33 @@ def verify_batch(vk: VerifyingKey | PreparedVerifyingKey, public_inputs: Sequenc
     with random 128-bit z_i, prod e(z_i A_i, B_i) = e((sum z_i) alpha, beta) e(sum z_i IC_i, gamma)
     e(sum z_i C_i, delta). A batch with an invalid proof passes with probability ~2^-128.
     `rng` fixes the z_i (tests only; by default they come from `secrets`)."""
+    pvk = _prepared(vk)
+    if not (_is_sequence(public_inputs) and _is_sequence(proofs)):
+        raise InputError(f"public_inputs and proofs must be sequences, got {type(public_inputs).__name__} "
+                         f"and {type(proofs).__name__}")
     if len(public_inputs) != len(proofs):
         raise InputError(f"{len(public_inputs)} public input lists for {len(proofs)} proofs")
     z = [int.from_bytes(rng.bytes(16) if rng else secrets.token_bytes(16), "little") | 1 for _ in proofs]
-    return _check(_prepared(vk), public_inputs, proofs, z)
+    return _check(pvk, public_inputs, _proofs(proofs), z)
 
 
 def _prepared(vk: VerifyingKey | PreparedVerifyingKey) -> PreparedVerifyingKey:
-    return vk if isinstance(vk, PreparedVerifyingKey) else PreparedVerifyingKey(vk)
+    if isinstance(vk, PreparedVerifyingKey):
+        return vk
+    if not isinstance(vk, VerifyingKey):
+        raise InputError(f"expected a VerifyingKey, got {type(vk).__name__}")
+    return PreparedVerifyingKey(vk)
+
+
+def _is_sequence(values) -> bool:
+    return isinstance(values, (Sequence, np.ndarray)) and not isinstance(values, (str, bytes, bytearray))
+
+
+def _proofs(proofs: Sequence) -> Sequence[Proof]:
+    for i, p in enumerate(proofs):
+        if not isinstance(p, Proof):
+            raise InputError(f"proof {i} is a {type(p).__name__}, not a Proof (see Proof.from_bytes)")
+    return proofs
 
 
 def _check(pvk: PreparedVerifyingKey, public_inputs: Sequence, proofs: Sequence[Proof], z: list[int]) -> bool:
@@ -102,6 +122,8 @@ def _check(pvk: PreparedVerifyingKey, public_inputs: Sequence, proofs: Sequence[
 
 
 def _public_ints(values, num_ic: int) -> list[int]:
+    if not _is_sequence(values):
+        raise InputError(f"public inputs must be a sequence of Fr values, got {type(values).__name__}")
     ints = Fr.to_ints(fr_array(values)) if len(values) else []
     if len(ints) + 1 != num_ic:
         raise InputError(f"the verifying key takes {num_ic - 1} public inputs, got {len(ints)}")

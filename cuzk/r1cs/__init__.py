@@ -14,7 +14,7 @@ coefficients (id 0 = 1, id 1 = -1), so the SpMV adds or subtracts in the common 
 """
 from cuzk.r1cs.csr import CSR
 from cuzk.r1cs.lc import ONE, LinearCombination, Variable, as_lc
-from cuzk.backend.cpu.spmv import evaluate, first_unsatisfied
+from cuzk.r1cs.satisfy import evaluate, first_unsatisfied
 from cuzk.r1cs.system import Batch, ConstraintSystem, fr_array
 
 __all__ = ["CSR", "ONE", "Batch", "ConstraintSystem", "LinearCombination", "Variable", "as_lc",

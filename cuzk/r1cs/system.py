@@ -16,6 +16,7 @@ from cuzk.ff.fields import Fr
 from cuzk.r1cs.csr import CSR, Rows, Template, finalize, rows_from_spec
 from cuzk.r1cs.lc import (AUX, INPUT, KIND_BITS, KIND_MASK, LOCAL_AUX, LOCAL_INPUT, ONE, WIRE,
                           CoeffTable, Variable, as_lc, fr_int, make_code, split_code)
+from cuzk.r1cs.satisfy import first_unsatisfied
 
 MODES = ("both", "constraints", "witness")
 _SLOT = {INPUT: 0, AUX: 1, LOCAL_INPUT: 0, LOCAL_AUX: 1, WIRE: 2}
@@ -538,8 +539,6 @@ class ConstraintSystem(_Scope):
 
     def first_unsatisfied(self, witness: np.ndarray | None = None, csr=None) -> int | None:
         """Index of the first constraint with <A_i, w> * <B_i, w> != <C_i, w>, or None."""
-        from cuzk.backend.cpu.spmv import first_unsatisfied
-
         w = self.witness() if witness is None else witness
         return first_unsatisfied(*(csr or self.to_csr()), w)
 

@@ -1,4 +1,4 @@
-"""Sparse matrix times witness over Fr (the CPU backend's evaluate) and the satisfiability check.
+"""Sparse matrix times witness over Fr (the CPU backend's evaluate).
 
 Matrices are duck-typed CSRs (cuzk.backend.base.SparseMatrix; cuzk.r1cs.csr.CSR is one)."""
 from __future__ import annotations
@@ -27,11 +27,6 @@ def _spmv(indptr, indices, coeff_ids, coeffs, w, out):
         limbs.fr_store(out[r], acc)
 
 
-@njit(parallel=True, cache=True)
-def _violations(a, b, c, bad):
-    for r in prange(a.shape[0]):
-        bad[r] = not limbs.fr_eq(limbs.fr_mul(limbs.fr_load(a[r]), limbs.fr_load(b[r])), limbs.fr_load(c[r]))
-
 
 def evaluate(csr, witness: np.ndarray) -> np.ndarray:
     """(m, 4) Fr Montgomery M.w for an (m, n) R1CS matrix M and a (n, 4) Montgomery witness."""
@@ -39,12 +34,3 @@ def evaluate(csr, witness: np.ndarray) -> np.ndarray:
     out = np.empty((csr.shape[0], 4), dtype=np.uint64)
     _spmv(csr.indptr, csr.indices, csr.coeff_ids, csr.coeffs, np.ascontiguousarray(witness), out)
     return out
-
-
-def first_unsatisfied(a, b, c, witness: np.ndarray) -> int | None:
-    """Index of the first row with (A.w)(B.w) != C.w, or None when the witness satisfies every row."""
-    av, bv, cv = evaluate(a, witness), evaluate(b, witness), evaluate(c, witness)
-    bad = np.empty(av.shape[0], dtype=np.bool_)
-    _violations(av, bv, cv, bad)
-    hits = np.flatnonzero(bad)
-    return int(hits[0]) if hits.size else None

@@ -127,3 +127,16 @@ def test_build_fills_the_cache_once(monkeypatch, tmp_path: Path) -> None:
     assert not first.cached and first.path.parent == tmp_path / "kernels" and first.path.stat().st_size > 0
     (again,) = loader.build(["msm_scalars"], ["sm_90"], "nvcc")
     assert again.cached and again.path == first.path
+
+
+def test_gpu_commands_without_a_gpu(capsys) -> None:
+    from cuzk.backend.cuda import device
+    from cuzk.cli import main
+
+    if device.cuda_available():
+        pytest.skip("a GPU is visible")
+    assert main(["gpu", "info"]) == 1
+    assert main(["gpu", "build"]) == 2  # no GPU and no --arch: a CuzkError
+    with pytest.raises(SystemExit):
+        main(["gpu", "build", "--arch", "90"])
+    assert "sm_90" in capsys.readouterr().err
