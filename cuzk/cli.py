@@ -5,15 +5,30 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
+import os
 import secrets
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 from cuzk import __version__
 from cuzk.errors import CuzkError, InputError
 from cuzk.util.atomic import atomic_write
+from cuzk.util.jsonio import read_limited
+
+EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130  # 0 success, 1 invalid (see EPILOG)
+EPILOG = """exit status:
+  0    success (verify: the proof is valid)
+  1    verify: the proof is INVALID; selftest or demo failed; gpu info: no CUDA device
+  2    an error in what was asked: bad usage, a file that is missing, a directory, unreadable or
+       unwritable, or malformed input; one line on stderr, "cuzk: error: <message>", naming the
+       path or field (output paths are checked before any long work starts)
+  3    an internal error (a bug in cuzk): one line on stderr; `cuzk --debug ...` shows the traceback
+  130  interrupted (Ctrl-C)
+"""
+PROOF_MAX_BYTES, VK_MAX_BYTES = 1 << 20, 1 << 24  # a proof is 192 bytes per partition (126 at most)
 
 
 def _selftest(args: argparse.Namespace) -> int:
@@ -41,12 +56,62 @@ def _seed_arg(text: str) -> bytes:
     return secrets.token_bytes(32) if text == "random" else _hex32(text)
 
 
+# ---------------------------------------------------------------- paths, checked before the work
+
+def _check_input(option: str, path: str | os.PathLike) -> None:
+    """`path` opens for reading (InputError naming the option: missing, a directory, no permission,
+    a path below a regular file)."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as e:
+        raise InputError(f"{option} {os.fspath(path)}: {e.strerror or e}") from None
+
+
+def _check_directory(option: str, path: str | os.PathLike) -> None:
+    """`path` is a directory that can be listed (InputError naming the option)."""
+    try:
+        with os.scandir(path):
+            pass
+    except OSError as e:
+        raise InputError(f"{option} {os.fspath(path)}: {e.strerror or e}") from None
+
+
+def _check_output(option: str, path: str | os.PathLike, *, directory: bool = False, parents: bool = False) -> None:
+    """`path` can be made by the writer, checked in milliseconds before the work: a file that is not a
+    directory (nor a device or pipe, which a rename would replace), or a directory that does not exist
+    yet; and files can be created in its directory (with `parents`, or for a directory, in its nearest
+    existing ancestor, below which the writer makes the missing directories)."""
+    path = Path(path)
+    if directory and os.path.lexists(path):
+        raise InputError(f"{option} {path}: already exists")
+    if path.is_dir():
+        raise InputError(f"{option} {path}: is a directory")
+    if os.path.lexists(path) and not path.is_file():
+        raise InputError(f"{option} {path}: not a regular file")
+    where = path.parent
+    if directory or parents:
+        where = next(d for d in (where, *where.parents) if os.path.lexists(d))
+    try:
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as e:
+        raise InputError(f"{option} {path}: cannot create files in {where}: {e.strerror or e}") from None
+
+
 def _print_timings(timings: dict[str, float]) -> None:
     for stage, seconds in timings.items():
         print(f"  {stage:<24} {seconds:9.3f} s")
 
 
 def _seal(args: argparse.Namespace) -> int:
+    _check_output("sector directory", args.out, directory=True)
+    if args.data:
+        _check_input("--data", args.data)
+    if args.parents_dir:
+        _check_directory("--parents-dir", args.parents_dir)
+    if args.seed is not None and args.c1:
+        _check_output("--c1", args.c1)
     from cuzk.api import as_c1, seal
     from cuzk.porep.registry import get_proof
 
@@ -70,9 +135,11 @@ def _seal(args: argparse.Namespace) -> int:
 
 
 def _prove(args: argparse.Namespace) -> int:
+    _check_input("--c1", args.c1)
+    out = Path(args.out) if args.out else Path(args.c1).with_suffix(".proof")
+    _check_output("--out", out)
     from cuzk.api import prove_c1
 
-    out = Path(args.out) if args.out else Path(args.c1).with_suffix(".proof")
     result = prove_c1(args.c1, backend=args.backend, progress=not args.quiet)
     atomic_write(out, result.proof)
     print(f"wrote {len(result.proof)} bytes ({len(result.partitions)} partition proof(s), each verified) to "
@@ -83,18 +150,23 @@ def _prove(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    for option, path in (("--c1", args.c1), ("--proof", args.proof), ("--vk", args.vk)):
+        if path:
+            _check_input(option, path)
     from cuzk.api import verify
+    from cuzk.groth16 import vk_from_bytes
     from cuzk.porep.params_cache import find_vk, porep_stem
     from cuzk.porep.c1 import C1Output
 
     c1 = C1Output.read(args.c1, check_paths=False)
+    proof = read_limited(args.proof, what="--proof", max_bytes=PROOF_MAX_BYTES)
     if args.vk:
-        vk, where = args.vk, args.vk
+        vk, where = vk_from_bytes(read_limited(args.vk, what="--vk", max_bytes=VK_MAX_BYTES), args.vk), args.vk
     else:
         vk, files = find_vk(porep_stem(c1.registered_proof.sector_size))
         owner = "the official" if files.official else "cuzk's own"
         where = f"{owner} verifying key {files.vk}"
-    ok = verify(c1, Path(args.proof).read_bytes(), vk=vk)
+    ok = verify(c1, proof, vk=vk)
     print(f"{args.proof}: proof is {'valid' if ok else 'INVALID'} (checked with {where})")
     return 0 if ok else 1
 
@@ -111,6 +183,10 @@ def _demo(args: argparse.Namespace) -> int:
     from cuzk.api import as_c1, prove_c1, seal, verify
 
     seed, ticket = hashlib.sha256(b"cuzk demo seed").digest(), hashlib.sha256(b"cuzk demo ticket").digest()
+    if args.dir:
+        _check_output("--dir", Path(args.dir) / "sector", directory=True)
+        for name in ("c1.json", "proof.bin"):
+            _check_output("--dir", Path(args.dir) / name, parents=True)
     with tempfile.TemporaryDirectory(prefix="cuzk-demo-") as tmp:
         base = Path(args.dir) if args.dir else Path(tmp)
         steps, t0 = [], time.perf_counter()
@@ -129,7 +205,7 @@ def _demo(args: argparse.Namespace) -> int:
         step(f"C1 output (vanilla proofs for the seed) written to {base / 'c1.json'}", t)
         t = time.perf_counter()
         result = prove_c1(c1, backend=args.backend, progress=not args.quiet)
-        (base / "proof.bin").write_bytes(result.proof)
+        atomic_write(base / "proof.bin", result.proof)
         step(f"proved: {len(result.proof)} bytes with {result.params.describe()}", t)
         if args.verbose:
             _print_timings(result.timings)
@@ -237,9 +313,11 @@ def _add_gpu_commands(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cuzk", description="GPU Groth16 prover for Filecoin PoRep")
+    parser = argparse.ArgumentParser(prog="cuzk", description="GPU Groth16 prover for Filecoin PoRep",
+                                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"cuzk {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log stage timings")
+    parser.add_argument("--debug", action="store_true", help="on an error, also print the traceback")
     sub = parser.add_subparsers(dest="command", required=True)
     st = sub.add_parser("selftest", help="check MSM and NTT on a small example against references")
     st.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
@@ -256,9 +334,32 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(name)s %(message)s")
     try:
         return args.run(args)
+    except KeyboardInterrupt:
+        return _fail(args, EXIT_INTERRUPTED, "interrupted")
     except CuzkError as e:
-        print(f"cuzk: error: {e}", file=sys.stderr)
-        return 2
+        return _fail(args, EXIT_ERROR, f"error: {e}")
+    except OSError as e:
+        return _fail(args, EXIT_ERROR, f"error: {_os_message(e)}")
+    except Exception as e:
+        return _fail(args, EXIT_INTERNAL, f"internal error (a bug in cuzk): {type(e).__name__}: {e}; run with "
+                                          "--debug (cuzk --debug ...) for the traceback")
+
+
+def _os_message(e: OSError) -> str:
+    """An OSError as '<path>: <reason>' (both paths for a rename)."""
+    if e.filename is None:
+        return e.strerror or str(e)
+    paths = f"{e.filename} -> {e.filename2}" if e.filename2 is not None else f"{e.filename}"
+    return f"{paths}: {e.strerror or e}"
+
+
+def _fail(args: argparse.Namespace, code: int, message: str, limit: int = 1000) -> int:
+    """Print one line 'cuzk: <message>' on stderr (after the traceback with --debug); return `code`."""
+    if args.debug:
+        traceback.print_exc()
+    line = " ".join(message.splitlines())
+    print(f"cuzk: {line if len(line) <= limit else line[:limit] + '...'}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

@@ -10,8 +10,11 @@ drg_parents, exp_parents}, labeling_proofs: [{parents, layer_index, node}], enco
 proof is {column: {index, rows, _h: null}, inclusion_proof}; a MerkleProof is {"data": {"Single":
 {root, leaf, path}}} (base trees), {"Sub": {base_proof, sub_proof, root, leaf}} (8-8-0) or {"Top":
 {base_proof, sub_proof, top_proof, root, leaf}} (8-8-2), each InclusionPath {"path": [{"hashes", "index"}]}.
-Reading checks every field and that every path reaches its root (C1FormatError names the field);
-`C1Output.verify` runs the full vanilla verifier.
+Reading refuses, with a C1FormatError naming the field's path, JSON over C1_MAX_BYTES or nested over
+C1_MAX_DEPTH (before parsing), any field of the wrong type or range (integers are JSON integers: 7.5,
+7.0, "7" and true are refused), byte arrays that are not 32 integers in [0, 255], comm_r, comm_d and
+replica_id that are not canonical Fr encodings, and paths that do not reach their roots. Messages
+quote at most a few dozen characters of a bad value. `C1Output.verify` runs the full vanilla verifier.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cuzk.errors import C1FormatError, CuzkError, InputError, VanillaProofError
+from cuzk.ff.fields import Fr
 from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.labels import replica_id as make_replica_id
 from cuzk.porep.registry import RegisteredProof, get_proof, sector_size
@@ -29,6 +33,12 @@ from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, binary_arities, comp
                               tree_r_shape)
 from cuzk.porep.vanilla import ChallengeProof, ColumnProof, LabelProof, verify_all
 from cuzk.util.atomic import atomic_write
+from cuzk.util.jsonio import as_int, as_object, describe, load_json, quote
+
+# about twice the largest C1 (64GiB non-interactive PoRep: 2,268 challenges, some 0.5 GB of JSON)
+C1_MAX_BYTES = 1 << 30
+C1_MAX_DEPTH = 32  # a C1 nests 16 levels deep
+FIELD_ELEMENTS = ("comm_r", "comm_d", "replica_id")  # Fr encodings; seed and ticket are any 32 bytes
 
 
 def vanilla_key(proof: RegisteredProof) -> str:
@@ -85,19 +95,22 @@ class C1Output:
         r = _Reader()
         obj = r.obj(obj, "")
         name = r.get(obj, "registered_proof", "")
+        if not isinstance(name, str):
+            raise C1FormatError("registered_proof", f"expected a proof name, got {describe(name)}")
         try:
-            proof = get_proof(name) if isinstance(name, str) else None
+            proof = get_proof(name)
         except InputError:
-            proof = None
-        if proof is None:
-            raise C1FormatError("registered_proof", f"unknown registered seal proof {name!r}")
+            raise C1FormatError("registered_proof", f"unknown registered seal proof {quote(name)}") from None
         config = PoRepConfig.from_proof(proof)
-        out = cls(proof, [], *(r.b32(r.get(obj, f, ""), f)
-                               for f in ("comm_r", "comm_d", "replica_id", "seed", "ticket")))
+        values = {f: r.b32(r.get(obj, f, ""), f) for f in ("comm_r", "comm_d", "replica_id", "seed", "ticket")}
+        for f in FIELD_ELEMENTS:
+            if int.from_bytes(values[f], "little") >= Fr.modulus:
+                raise C1FormatError(f, "not a canonical field element (little-endian value >= the Fr modulus)")
+        out = cls(proof, [], **values)
         vp = r.obj(r.get(obj, "vanilla_proofs", ""), "vanilla_proofs")
         key = vanilla_key(proof)
         if list(vp) != [key]:
-            raise C1FormatError("vanilla_proofs", f"expected the single variant {key!r}, got {list(vp)}")
+            raise C1FormatError("vanilla_proofs", f"expected the single variant {key!r}, got {quote(list(vp))}")
         parts = r.list(vp[key], f"vanilla_proofs.{key}", config.partitions)
         shape = tree_r_shape(proof.nodes)
         geometry = (binary_arities(proof.nodes), level_arities(proof.nodes, shape), shape, config.layers)
@@ -111,15 +124,22 @@ class C1Output:
 
     @classmethod
     def loads(cls, text: str | bytes, check_paths: bool = True) -> C1Output:
-        try:
-            obj = json.loads(text)
-        except ValueError as e:
-            raise C1FormatError("", f"not JSON: {e}") from None
-        return cls.from_json(obj, check_paths)
+        """A C1 output from its JSON text (C1FormatError for anything malformed)."""
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+        return cls.from_json(_load(data), check_paths)
 
     @classmethod
     def read(cls, path: str | os.PathLike, check_paths: bool = True) -> C1Output:
-        return cls.loads(Path(path).read_bytes(), check_paths)
+        """A C1 output from a JSON file: C1FormatError for its content; OSErrors (missing file, a
+        directory, no permission) pass through."""
+        return cls.from_json(_load(Path(path)), check_paths)
+
+
+def _load(source: bytes | Path) -> Any:
+    try:
+        return load_json(source, what="C1 output", max_bytes=C1_MAX_BYTES, max_depth=C1_MAX_DEPTH)
+    except InputError as e:  # too large, too deep, not UTF-8, not JSON
+        raise C1FormatError("<top>", str(e)) from None
 
 
 # ---------------------------------------------------------------- JSON of the parts
@@ -166,9 +186,7 @@ class _Reader:
 
     @staticmethod
     def obj(v: Any, at: str) -> dict:
-        if not isinstance(v, dict):
-            raise C1FormatError(at or "<top>", f"expected an object, got {type(v).__name__}")
-        return v
+        return as_object(v, at, error=C1FormatError)
 
     @staticmethod
     def get(obj: dict, key: str, at: str) -> Any:
@@ -179,7 +197,7 @@ class _Reader:
     @staticmethod
     def list(v: Any, at: str, length: int | None = None) -> list:
         if not isinstance(v, list):
-            raise C1FormatError(at, f"expected a list, got {type(v).__name__}")
+            raise C1FormatError(at, f"expected a list, got {describe(v)}")
         if length is not None and len(v) != length:
             raise C1FormatError(at, f"expected {length} entries, got {len(v)}")
         return v
@@ -187,16 +205,16 @@ class _Reader:
     @staticmethod
     def b32(v: Any, at: str) -> bytes:
         if not isinstance(v, list) or len(v) != 32:
-            raise C1FormatError(at, f"expected 32 bytes, got {len(v) if isinstance(v, list) else type(v).__name__}")
-        if not all(type(x) is int and 0 <= x < 256 for x in v):
-            raise C1FormatError(at, "bytes must be integers in [0, 256)")
+            got = f"{len(v)} entries" if isinstance(v, list) else describe(v)
+            raise C1FormatError(at, f"expected 32 bytes (integers in [0, 255]), got {got}")
+        for i, x in enumerate(v):
+            if type(x) is not int or not 0 <= x < 256:
+                raise C1FormatError(at, f"byte {i} is {describe(x)}, not an integer in [0, 255]")
         return bytes(v)
 
     @staticmethod
     def uint(v: Any, at: str, bits: int) -> int:
-        if type(v) is not int or not 0 <= v < 1 << bits:
-            raise C1FormatError(at, f"expected a u{bits}, got {v!r}")
-        return v
+        return as_int(v, at, 0, (1 << bits) - 1, error=C1FormatError)
 
     def inclusion(self, v: Any, at: str, arities: tuple[int, ...]) -> tuple[list[tuple[bytes, ...]], list[int]]:
         elems = self.list(self.get(self.obj(v, at), "path", at), f"{at}.path", len(arities))
@@ -217,7 +235,7 @@ class _Reader:
         sub, top = (shape[1], shape[2]) if shape else (0, 0)
         variant = "Top" if top else "Sub" if sub else "Single"
         if list(data) != [variant]:
-            raise C1FormatError(f"{at}.data", f"expected a {variant} proof, got {list(data)}")
+            raise C1FormatError(f"{at}.data", f"expected a {variant} proof, got {quote(list(data))}")
         at = f"{at}.data.{variant}"
         d = self.obj(data[variant], at)
         parts = {"Single": [("path", arities)],

@@ -3,7 +3,8 @@
 load_json refuses, before json.loads sees the text, input larger than `max_bytes` (the file's size,
 then a bounded read: InputTooLargeError) and input nested deeper than `max_depth` (a scan of the bytes
 for brackets outside strings, so deep input never reaches the parser's recursion: JsonFormatError).
-Text that is not UTF-8 or not strict JSON (NaN, Infinity, integer literals of more than 64 digits,
+The same scan refuses numbers of more than MAX_INT_DIGITS digits (int() of a huge literal is slow,
+or refused by Python's digit limit). Text that is not UTF-8 or not strict JSON (NaN, Infinity,
 duplicate keys) is a JsonFormatError naming the source and, where known, the byte offset.
 
 as_int / as_hex / as_object check one value, require_int / require_hex one field of an object: ints
@@ -26,6 +27,7 @@ from cuzk.errors import FieldError, InputTooLargeError, JsonFormatError
 
 QUOTE_CHARS = 60
 MAX_INT_DIGITS = 64  # far above any u64 (20 digits); bounds int() on hostile literals
+_LONG_NUMBER = f"a number of more than {MAX_INT_DIGITS} digits"
 _CHUNK = 1 << 22  # bytes per step of the depth scan
 _QUOTE, _BACKSLASH = 0x22, 0x5C
 _OPEN, _CLOSE = (0x5B, 0x7B), (0x5D, 0x7D)
@@ -76,16 +78,15 @@ def load_json(source: Source, *, what: str, max_bytes: int, max_depth: int) -> A
             raise InputTooLargeError(name, len(data), max_bytes)
     else:
         data, name = read_limited(source, what=what, max_bytes=max_bytes), f"{what} {os.fspath(source)}"
-    deep = depth_exceeded(data, max_depth)
-    if deep is not None:
-        raise JsonFormatError(name, deep, f"nested more than {max_depth} levels deep")
+    fault = _scan(data, max_depth)
+    if fault is not None:
+        raise JsonFormatError(name, *fault)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise JsonFormatError(name, e.start, "not UTF-8") from None
     try:
-        return json.loads(text, parse_int=_parse_int, parse_constant=_refuse_constant,
-                          object_pairs_hook=_unique_keys)
+        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e:
         raise JsonFormatError(name, len(text[:e.pos].encode("utf-8")), f"not JSON ({e.msg})") from None
     except _Refused as e:
@@ -94,12 +95,6 @@ def load_json(source: Source, *, what: str, max_bytes: int, max_depth: int) -> A
 
 class _Refused(ValueError):
     """Raised by the parser hooks; load_json re-raises it as a JsonFormatError."""
-
-
-def _parse_int(literal: str) -> int:
-    if len(literal.lstrip("-")) > MAX_INT_DIGITS:
-        raise _Refused(f"an integer literal of {len(literal):,} digits (at most {MAX_INT_DIGITS})")
-    return int(literal)
 
 
 def _refuse_constant(name: str) -> None:
@@ -117,31 +112,59 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return obj
 
 
-def depth_exceeded(data: bytes, limit: int) -> int | None:
-    """The byte offset of the first bracket outside strings that opens nesting level `limit` + 1, or
-    None. A quote preceded by an odd run of backslashes does not end a string. The scan stops where the
-    nesting goes below zero: the parser stops there too (for any prefix a parser accepts, this scan's
-    string boundaries are the parser's)."""
+def _scan(data: bytes, max_depth: int) -> tuple[int, str] | None:
+    """(byte offset, reason) of the first fault outside strings: a bracket opening nesting level
+    max_depth + 1, or an integer literal of more than MAX_INT_DIGITS digits; None if there is none.
+
+    A quote preceded by an odd run of backslashes does not end a string. The scan stops where the
+    nesting goes below zero, as the parser does: for any prefix a parser accepts, this scan's string
+    boundaries are the parser's, so it sees at least the parser's depth.
+    """
     arr = np.frombuffer(data, np.uint8)
-    depth, in_string, carry = 0, False, 0  # carry: parity of the backslash run ending the last chunk
+    depth, in_string, carry = 0, False, 0  # carry: parity of the backslash run ending a chunk
     for start in range(0, arr.size, _CHUNK):
         chunk = arr[start:start + _CHUNK]
-        toggles, carry_out = _unescaped_quotes(chunk, carry)
+        toggles, next_carry = _unescaped_quotes(chunk, carry)
+        faults, stop = [], chunk.size
         brackets = np.flatnonzero(np.isin(chunk, _OPEN + _CLOSE))
-        if brackets.size:
-            outside = (np.searchsorted(toggles, brackets) + in_string) % 2 == 0
-            brackets = brackets[outside]
+        brackets = brackets[_outside(toggles, in_string, brackets)]
         if brackets.size:
             level = depth + np.cumsum(np.where(np.isin(chunk[brackets], _OPEN), 1, -1))
-            over, under = np.flatnonzero(level > limit), np.flatnonzero(level < 0)
-            if over.size and (not under.size or over[0] < under[0]):
-                return start + int(brackets[over[0]])
+            over, under = np.flatnonzero(level > max_depth), np.flatnonzero(level < 0)
+            if over.size:
+                faults.append((int(brackets[over[0]]), f"nested more than {max_depth} levels deep"))
             if under.size:
-                return None
+                stop = int(brackets[under[0]])
             depth = int(level[-1])
+        base = max(start - MAX_INT_DIGITS, 0)  # a long number may begin in the previous chunk
+        long = _long_numbers(arr[base:start + _CHUNK]) + (base - start)
+        long = long[_outside(toggles, in_string, np.maximum(long, 0))]
+        if long.size:
+            faults.append((int(long[0]), _LONG_NUMBER))
+        faults = [f for f in faults if f[0] < stop]
+        if faults:
+            offset, reason = min(faults)
+            return start + offset, reason
+        if stop < chunk.size:
+            return None
         in_string ^= bool(toggles.size % 2)
-        carry = carry_out
+        carry = next_carry
     return None
+
+
+def _long_numbers(window: np.ndarray) -> np.ndarray:
+    """The positions in `window` that begin MAX_INT_DIGITS + 1 consecutive digits."""
+    digit = (window >= 0x30) & (window <= 0x39)
+    run, width = digit, 1  # run[i]: window[i:i + width] are all digits
+    while width < MAX_INT_DIGITS + 1 and run.any():
+        step = min(width, MAX_INT_DIGITS + 1 - width)
+        run, width = run[:-step] & run[step:run.size], width + step
+    return np.flatnonzero(run) if width == MAX_INT_DIGITS + 1 else np.zeros(0, np.intp)
+
+
+def _outside(toggles: np.ndarray, in_string: bool, pos):
+    """Whether chunk positions `pos` lie outside strings, given the chunk's string-delimiting quotes."""
+    return (np.searchsorted(toggles, pos) + in_string) % 2 == 0
 
 
 def _unescaped_quotes(chunk: np.ndarray, carry: int) -> tuple[np.ndarray, int]:
@@ -150,8 +173,7 @@ def _unescaped_quotes(chunk: np.ndarray, carry: int) -> tuple[np.ndarray, int]:
     quotes = np.flatnonzero(chunk == _QUOTE)
     slashes = np.flatnonzero(chunk == _BACKSLASH)
     if not slashes.size:
-        keep = quotes if not carry or not quotes.size or quotes[0] else quotes[1:]
-        return keep, 0
+        return (quotes[1:] if carry and quotes.size and quotes[0] == 0 else quotes), 0
     starts = np.empty(slashes.size, bool)
     starts[0] = True
     starts[1:] = np.diff(slashes) != 1
@@ -160,8 +182,7 @@ def _unescaped_quotes(chunk: np.ndarray, carry: int) -> tuple[np.ndarray, int]:
     def run_parity(ends: np.ndarray) -> np.ndarray:
         """Parity of the backslash run ending at each position in `ends` (0 where there is none)."""
         j = np.minimum(np.searchsorted(slashes, ends), slashes.size - 1)
-        hit = slashes[j] == ends
-        length = np.where(hit, ends - run_start[j] + 1 + np.where(run_start[j] == 0, carry, 0), 0)
+        length = np.where(slashes[j] == ends, ends - run_start[j] + 1 + np.where(run_start[j] == 0, carry, 0), 0)
         return np.where(ends < 0, carry, length) % 2
 
     escaped = run_parity(quotes - 1) == 1
@@ -170,7 +191,7 @@ def _unescaped_quotes(chunk: np.ndarray, carry: int) -> tuple[np.ndarray, int]:
 
 # ---------------------------------------------------------------- strict field accessors
 
-def _kind(value: Any) -> str:
+def describe(value: Any) -> str:
     """A value described for a message: its JSON type and a short quote."""
     if value is None:
         return "null"
@@ -190,14 +211,14 @@ def _kind(value: Any) -> str:
 def as_object(value: Any, field: str, *, error: ErrorFactory = FieldError) -> dict:
     """`value` if it is an object (dict), else error(field or "<top>", ...)."""
     if not isinstance(value, dict):
-        raise error(field or "<top>", f"expected an object, got {_kind(value)}")
+        raise error(field or "<top>", f"expected an object, got {describe(value)}")
     return value
 
 
 def as_int(value: Any, field: str, lo: int, hi: int, *, error: ErrorFactory = FieldError) -> int:
     """`value` if it is an int (bool, float, str refused) with lo <= value <= hi."""
     if type(value) is not int:
-        raise error(field, f"expected an integer, got {_kind(value)}")
+        raise error(field, f"expected an integer, got {describe(value)}")
     if not lo <= value <= hi:
         raise error(field, f"{quote(value)} is out of range [{lo}, {hi}]")
     return value
@@ -206,7 +227,7 @@ def as_int(value: Any, field: str, lo: int, hi: int, *, error: ErrorFactory = Fi
 def as_hex(value: Any, field: str, nbytes: int, *, error: ErrorFactory = FieldError) -> bytes:
     """The bytes of `value`, a string of exactly 2 * nbytes hex digits (no prefix, no spaces)."""
     if not isinstance(value, str):
-        raise error(field, f"expected {nbytes} bytes in hex, got {_kind(value)}")
+        raise error(field, f"expected {nbytes} bytes in hex, got {describe(value)}")
     if len(value) != 2 * nbytes:
         raise error(field, f"expected {2 * nbytes} hex digits ({nbytes} bytes), got {len(value):,} characters")
     if not all(c in "0123456789abcdefABCDEF" for c in value):

@@ -1,12 +1,13 @@
 """Parameter discovery and cuzk's own parameter cache: names, directories, reuse, staleness, locking."""
 import json
+import os
 import threading
 
 import numpy as np
 import pytest
 
 from cuzk.porep import params_cache as P
-from cuzk.errors import ParamsNotFoundError
+from cuzk.errors import CuzkError, ParamsCacheError, ParamsNotFoundError
 from cuzk.groth16 import as_circuit, read_vk, setup, write_params, write_vk
 from cuzk.groth16.synthetic import synthetic_circuit
 
@@ -140,3 +141,97 @@ def test_concurrent_callers_share_one_setup(cache, count_setups, rng):
     assert sorted(r.generated for r in results) == [False, True]
     assert read_vk(P.cuzk_files("shared").vk) == results[0].vk == results[1].vk
     assert not list((cache / "cuzk" / "params").glob("*.tmp"))
+
+
+# ---------------------------------------------------------------- a broken cache: typed errors, nothing written
+
+def entries(directory):
+    return sorted(p.name for p in directory.iterdir()) if directory.is_dir() else []
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, "[1, 2]", '{"circuit_digest": ' + "1" * 5000 + "}",
+                                  '{"circuit_digest": NaN}', "\udcff"], ids=["deep", "array", "huge", "nan", "utf8"])
+def test_malformed_meta_means_stale(cache, count_setups, rng, text):
+    """A .meta that is too deep, not an object, or not JSON: no RecursionError; the files are regenerated."""
+    circuit = small_circuit(rng)
+    P.load_or_generate("m", circuit, progress=False)
+    own = P.cuzk_files("m")
+    own.meta.write_bytes(text.encode("utf-8", "surrogateescape"))
+    assert P.read_meta(own) is None
+    assert P.load_or_generate("m", circuit, progress=False).generated and len(count_setups) == 2
+    assert P.read_meta(own)["circuit_digest"] == P.circuit_digest(circuit)
+
+
+@pytest.mark.parametrize("ext", ["params", "vk", "meta", "lock"])
+def test_a_directory_in_an_entry_is_reported_and_nothing_is_touched(cache, count_setups, rng, ext):
+    """A directory where a cache file belongs: ParamsCacheError naming it, before any setup, and the
+    entry (here a stale one, made for another circuit) is left exactly as it was."""
+    P.load_or_generate("d", small_circuit(rng), progress=False)
+    own = P.cuzk_files("d")
+    own.path(ext).unlink()
+    own.path(ext).mkdir()
+    before = {p.name: p.read_bytes() for p in own.directory.iterdir() if p.is_file()}
+    with pytest.raises(ParamsCacheError, match=f"parameter cache {own.path(ext)}: a directory where a cache file"):
+        P.load_or_generate("d", small_circuit(rng), progress=False)
+    assert len(count_setups) == 1
+    assert {p.name: p.read_bytes() for p in own.directory.iterdir() if p.is_file()} == before
+    assert own.path(ext).is_dir()
+    if ext in ("vk", "meta"):
+        with pytest.raises(ParamsCacheError, match=str(own.path(ext))):
+            P.find_vk("d")
+
+
+def test_a_directory_in_the_official_cache(cache, count_setups, monkeypatch, rng):
+    official = cache / "fil"
+    monkeypatch.setenv("FIL_PROOFS_PARAMETER_CACHE", str(official))
+    (official / f"{OFFICIAL_2KIB}.params").mkdir(parents=True)
+    with pytest.raises(ParamsCacheError, match=f"{OFFICIAL_2KIB}.params: a directory"):
+        P.load_or_generate(OFFICIAL_2KIB, small_circuit(rng), progress=False)
+    assert count_setups == [] and entries(official) == [f"{OFFICIAL_2KIB}.params"]
+    (official / f"{OFFICIAL_2KIB}.vk").mkdir()
+    with pytest.raises(ParamsCacheError, match=f"{OFFICIAL_2KIB}.vk: a directory"):
+        P.find_vk(OFFICIAL_2KIB)
+
+
+def test_a_cache_directory_that_is_a_file(cache, count_setups, rng):
+    (cache / "cuzk").write_text("not a directory")
+    with pytest.raises(ParamsCacheError, match="Not a directory"):
+        P.load_or_generate("f", small_circuit(rng), progress=False)
+    (cache / "cuzk").unlink()
+    (cache / "cuzk").mkdir()
+    (cache / "cuzk" / "params").write_text("not a directory")
+    with pytest.raises(ParamsCacheError, match="params: not a directory"):
+        P.load_or_generate("f", small_circuit(rng), progress=False)
+    assert count_setups == [] and entries(cache / "cuzk") == ["params"]
+
+
+def test_a_failed_write_leaves_no_entry(cache, monkeypatch, rng):
+    def no_space(path, vk):
+        raise OSError(28, "No space left on device", str(path))
+    monkeypatch.setattr(P, "write_vk", no_space)
+    with pytest.raises(ParamsCacheError, match="vk: No space left on device"):
+        P.load_or_generate("w", small_circuit(rng), progress=False)
+    assert entries(cache / "cuzk" / "params") == ["cuzk-w.lock"]
+
+
+def test_an_interrupted_setup_leaves_no_stale_entry(cache, monkeypatch, rng):
+    P.load_or_generate("i", small_circuit(rng), progress=False)
+
+    def interrupted(circuit, rng=None):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(P, "setup", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        P.load_or_generate("i", small_circuit(rng), progress=False)  # another circuit: a new setup
+    assert entries(cache / "cuzk" / "params") == ["cuzk-i.lock"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_an_unreadable_entry_is_a_typed_error(cache, count_setups, rng):
+    P.load_or_generate("u", small_circuit(rng), progress=False)
+    own = P.cuzk_files("u")
+    for path in (own.meta, own.params):
+        path.chmod(0)
+        with pytest.raises(CuzkError, match=str(path)):
+            P.load_or_generate("u", small_circuit(rng), progress=False)
+        path.chmod(0o644)
+    assert len(count_setups) == 1
