@@ -4,20 +4,7 @@
 # and the gpu tests; then, from the tree, MSM G1 2^24 / G2 2^22 at the default VRAM budget and
 # at 16 GiB, NTT up to 2^24, and the first-use compile of every module from an empty cache.
 # Carry .whl (py-arkworks wheel) and .ntt_ref (python -m bench.device_ntt --make-ref ...).
-set -uo pipefail
-REPO=$PWD; FINAL=${OUT:-/tmp/out}; OUT=/tmp/run; mkdir -p "$OUT" "$FINAL"  # all logs packed into one file at the end
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl || exit 1
-export PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,compute_cap,clocks.sm,memory.used,memory.total --format=csv | tee "$OUT/gpu.txt"
-step() { echo; echo "== $1 ($(date +%T))"; }
-
-step "wheel"
-python3 -m pip wheel -q --no-deps --no-build-isolation -w /tmp/dist . 2>&1 | tail -2
-python3 -m pip install -q --no-deps --no-index --target /tmp/inst /tmp/dist/cuzk-*.whl || exit 1
-mkdir -p /tmp/clean && cp -r tests pyproject.toml /tmp/clean/
-cd /tmp/clean
-export PYTHONPATH=/tmp/inst:/tmp/site CUZK_CACHE_DIR=/tmp/cache-installed
-python3 -c "import cuzk, cuzk.backend.cuda.loader as l; print('cuzk from', cuzk.__file__)"
+. bench/device_wheel.sh
 step "gpu info / first-use build of every prover module (installed package, empty cache)"
 python3 -m cuzk.cli gpu info 2>&1 | tee "$OUT/gpu_info.log"
 /usr/bin/time -f "gpu build wall %e s, maxrss %M KB" timeout 200 python3 -m cuzk.cli gpu build 2>&1 | tee "$OUT/gpu_build.log" | tail -16

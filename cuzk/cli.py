@@ -341,8 +341,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         return _fail(args, EXIT_ERROR, f"error: {_os_message(e)}")
     except Exception as e:
-        return _fail(args, EXIT_INTERNAL, f"internal error (a bug in cuzk): {type(e).__name__}: {e}; run with "
-                                          "--debug (cuzk --debug ...) for the traceback")
+        return _fail(args, EXIT_INTERNAL, f"internal error (a bug in cuzk): {type(e).__name__}: {e}",
+                     "; run with --debug (cuzk --debug ...) for the traceback")
 
 
 def _os_message(e: OSError) -> str:
@@ -353,12 +353,13 @@ def _os_message(e: OSError) -> str:
     return f"{paths}: {e.strerror or e}"
 
 
-def _fail(args: argparse.Namespace, code: int, message: str, limit: int = 1000) -> int:
-    """Print one line 'cuzk: <message>' on stderr (after the traceback with --debug); return `code`."""
+def _fail(args: argparse.Namespace, code: int, message: str, hint: str = "", limit: int = 1000) -> int:
+    """Print one line 'cuzk: <message><hint>' on stderr (the message cut at `limit` characters; after
+    the traceback with --debug); return `code`."""
     if args.debug:
         traceback.print_exc()
     line = " ".join(message.splitlines())
-    print(f"cuzk: {line if len(line) <= limit else line[:limit] + '...'}", file=sys.stderr)
+    print(f"cuzk: {line if len(line) <= limit else line[:limit] + '...'}{hint}", file=sys.stderr)
     return code
 
 

@@ -132,6 +132,27 @@ class SectorError(CuzkError):
     """A sector directory that is missing, incomplete or inconsistent with its metadata."""
 
 
+class SectorFileError(SectorError):
+    """A file of a sector directory that is missing, of the wrong size, dtype or shape, damaged (a .npy
+    header, meta.json), changed while being read, or whose content disagrees with the rest of the
+    sector; `path` names the file and `field` the meta.json field (None when no one field is at fault)."""
+
+    def __init__(self, path: str, reason: str, field: str | None = None) -> None:
+        self.path, self.reason, self.field = path, reason, field
+        super().__init__(f"{path}: " + (f"{field}: " if field else "") + reason)
+
+
+class ParentsCacheError(CuzkError):
+    """A parents cache file that cannot be trusted or used: not a regular file, the wrong size, content
+    that differs from its official or recorded SHA256 digest, a damaged digest record, a file that
+    changed while being read, or one that cannot be written; names the path. Nothing is generated over
+    an existing file (delete it to have it regenerated)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"parents cache {path}: {reason}")
+
+
 class ParamsNotFoundError(CuzkError, FileNotFoundError):
     """No Groth16 parameters / verifying key (official or cuzk-generated) for a circuit; names where
     cuzk looked."""

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit, prange
 
-from cuzk.errors import InputError
+from cuzk.errors import InputError, ParentsCacheError
 from cuzk.hashes import chacha
 from cuzk.hashes.chacha import SIGMA, block_words
 from cuzk.porep.registry import BASE_DEGREE, DEGREE, EXP_DEGREE, ApiVersion, RegisteredProof, get_proof
-from cuzk.util.atomic import atomic_path
+from cuzk.util.atomic import atomic_write
+from cuzk.util.fileio import is_regular, open_regular, pread_into
 from cuzk.util.progress import Progress
 
 if TYPE_CHECKING:
@@ -299,6 +300,34 @@ class SdrGraph:
 
 ProofLike = SdrGraph | RegisteredProof | int | str
 
+# SHA256 of each official cache file, by file stem (rust-fil-proofs' parent_cache.json manifest; the
+# same table is tests/data/parent_cache.json)
+OFFICIAL_DIGESTS = {
+    "v28-sdr-parent-21981246c370f9d76c7a77ab273d94bde0ceb4e938292334960bce05585dc117":
+        "93deeac5e3052b6927467d4b2641bb782f05491de18d510147c93eeedd8672da",
+    "v28-sdr-parent-2aa9c77c3e58259481351cc4be2079cc71e1c9af39700866545c043bfa30fb42":
+        "3adcc092423aa76d6a7184016893406da44dd974b219a89cd3ece25e4e3018f5",
+    "v28-sdr-parent-3f0eef38bb48af1f48ad65e14eb85b4ebfc167cec18cd81764f6d998836c9899":
+        "3da49221e2ed55371b86d0bf3d6526fcf128af61bed904f966428db1b531750d",
+    "v28-sdr-parent-4905486b7af19558ac3649bc6261411858b6add534438878c4ee3b29d8b9de0b":
+        "2698b74eb2606b55b98d8b095e18b6320b47f46e00075956d48640ccd1641b03",
+    "v28-sdr-parent-494d91dc80f2df5272c4b9e129bc7ade9405225993af9fe34e6542a39a47554b":
+        "840057702eea7652cf97e04306c30fe57174714d90de156a25eddd6075c25b97",
+    "v28-sdr-parent-5eed212119fd91aa6220a27f31a8966444a9381842bceb3a1ea61525bd47a5b5":
+        "03cd13565ded97c240a5f52e54295ad127bd0461b57904cb3a4d79b097bbecab",
+    "v28-sdr-parent-7ba215a1d2345774ab90b8cb1158d296e409d6068819d7b8c7baf0b25d63dc34":
+        "b5877d1963793efebc261fd8fde4dd6bc59e6b5c7abf52617a4ee023b8dc173a",
+    "v28-sdr-parent-8a99e8d6b6be7ab87a56b632e6739ff201c23ea14e99737c74690f0e265574d6":
+        "2778a732ad46a7dc18e0564dfdf59fd321dcde74ab476fd6d3c4e6735d7cd89c",
+    "v28-sdr-parent-dcdabb0fbe4364bf0ac28b6a18c66de246409fa1a9020a00f33fb3e3053da6dc":
+        "a76604f2f59f2744c7151653bbb1d8596b6b57d295e6fa6c1f0c41d725b502ce",
+    "v28-sdr-parent-e1fa5d5b811ddbd118be3412c4a8c329156b8b8acc72632bca459455b5a05a13":
+        "3c4f9841fcc75aed8c695800e58d08480629f25af3a2aefd81904181d75cc0b6",
+}
+DIGEST_SUFFIX = ".sha256"  # the digest record beside a cache cuzk built, in sha256sum's format
+_RECORD_MAX = 4096
+_READ_STEP = 1 << 26  # bytes per read (and hash update) of an existing cache
+
 
 def _fill(graph: SdrGraph, out: np.ndarray, label: str) -> None:
     """Fill `out` with the graph's parents in steps of 2**20 nodes (smaller steps pay a large
@@ -312,32 +341,111 @@ def _fill(graph: SdrGraph, out: np.ndarray, label: str) -> None:
 
 
 def parents_cache(proof: ProofLike, path: str | os.PathLike | None = None) -> np.ndarray:
-    """Parents cache of a registered proof (or any SdrGraph): (nodes, 14) uint32, base parents first.
+    """Parents cache of a registered proof (or any SdrGraph): (nodes, 14) uint32, base parents first,
+    in memory the process owns (never a mapping: a file changed later cannot touch it).
 
     The file format is the official one: 14 u32 LE per node, nothing else. With `path` None the
     cache is built in memory. With `path` an existing directory the file is
-    `path / graph.cache_file_name`; an existing file of the right size there is memory-mapped
-    (read-only) instead of rebuilt. Any other `path` names the file to write. Files are built in a
-    temporary file beside the target (memory-mapped, so 32/64 GiB caches need not fit in RAM) and
-    renamed into place atomically; the returned array is then a read-only memmap of the file.
+    `path / graph.cache_file_name`; any other `path` names the file. An existing file is read whole
+    and its SHA256 checked before it is returned: against the official digest for the graphs
+    rust-fil-proofs lists (OFFICIAL_DIGESTS), else against the record `<file>.sha256` that cuzk
+    wrote when it built the file, else (a file from elsewhere) against a fresh build, whose digest is
+    then recorded. A wrong size or digest, a damaged record or a path that is not a regular file is a
+    ParentsCacheError and nothing is built over it. A missing file is built, written atomically, and
+    (for a graph without an official digest) its digest recorded beside it.
     """
     if isinstance(proof, SdrGraph):
         graph, label = proof, f"{proof.nodes} nodes"
     else:
         graph, label = SdrGraph.for_proof(proof), get_proof(proof).name
     if path is None:
-        out = np.empty((graph.nodes, DEGREE), np.uint32)
-        _fill(graph, out, label)
-        return out
+        return _build(graph, label)
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"a parents cache path must be str or os.PathLike, got {type(path).__name__}")
     target = Path(path)
     if target.is_dir():
         target = target / graph.cache_file_name
-    shape = (graph.nodes, DEGREE)
-    if target.is_file() and target.stat().st_size == graph.nodes * DEGREE * 4:
-        return np.memmap(target, dtype="<u4", mode="r", shape=shape)
-    with atomic_path(target) as tmp:
-        out = np.memmap(tmp, dtype="<u4", mode="w+", shape=shape)
-        _fill(graph, out, label)
-        out.flush()
-        del out
-    return np.memmap(target, dtype="<u4", mode="r", shape=shape)
+    official = OFFICIAL_DIGESTS.get(graph.cache_file_name.removesuffix(".cache"))
+    if os.path.lexists(target):
+        return _load(graph, target, official, label)
+    cache = _build(graph, label)
+    try:
+        atomic_write(target, memoryview(cache).cast("B"))
+        if official is None:
+            _write_record(target, _sha256(cache))
+    except OSError as e:
+        raise ParentsCacheError(str(target), f"cannot be written: {e.strerror or e}") from e
+    return cache
+
+
+def _build(graph: SdrGraph, label: str) -> np.ndarray:
+    out = np.empty((graph.nodes, DEGREE), "<u4")
+    _fill(graph, out, label)
+    return out
+
+
+def _sha256(cache: np.ndarray) -> str:
+    return hashlib.sha256(memoryview(cache).cast("B")).hexdigest()
+
+
+def _record_path(target: Path) -> Path:
+    return target.with_name(target.name + DIGEST_SUFFIX)
+
+
+def _write_record(target: Path, digest: str) -> None:
+    atomic_write(_record_path(target), f"{digest}  {target.name}\n".encode())
+
+
+def _read_record(target: Path) -> str | None:
+    """The digest recorded beside `target`, None if there is no record (ParentsCacheError if damaged)."""
+    record = _record_path(target)
+    if not os.path.lexists(record):
+        return None
+    try:
+        with open_regular(record) as (fd, st):
+            if not is_regular(st):
+                raise ParentsCacheError(str(record), "the digest record is not a regular file")
+            raw = os.pread(fd, _RECORD_MAX, 0)
+    except OSError as e:
+        raise ParentsCacheError(str(record), f"the digest record cannot be read: {e.strerror}") from e
+    digest = raw.split(maxsplit=1)[0] if raw.strip() else b""
+    if len(digest) != 64 or digest.strip(b"0123456789abcdef"):
+        raise ParentsCacheError(str(record), "the digest record is damaged (expected 64 lowercase hex digits)")
+    return digest.decode()
+
+
+def _load(graph: SdrGraph, target: Path, official: str | None, label: str) -> np.ndarray:
+    """The existing cache file `target`, read into memory and checked (see parents_cache)."""
+    name = str(target)
+    out = np.empty((graph.nodes, DEGREE), "<u4")
+    buf = memoryview(out).cast("B")
+    h = hashlib.sha256()
+    try:
+        with open_regular(target) as (fd, st):
+            if not is_regular(st):
+                raise ParentsCacheError(name, "not a regular file")
+            if st.st_size != len(buf):
+                raise ParentsCacheError(name, f"{st.st_size:,} bytes, expected {len(buf):,} for {label} "
+                                              "(14 u32 per node); delete it to have it rebuilt")
+            for off in range(0, len(buf), _READ_STEP):
+                part = buf[off:off + _READ_STEP]
+                got = pread_into(fd, part, off)
+                if got != len(part):
+                    raise ParentsCacheError(name, f"truncated while being read: it ends at byte {off + got:,} "
+                                                  f"of {len(buf):,}")
+                h.update(part)
+    except OSError as e:
+        raise ParentsCacheError(name, f"cannot be read: {e.strerror}") from e
+    got = h.hexdigest()
+    want, source = (official, "official") if official is not None else (_read_record(target), "recorded")
+    if want is None:
+        want, source = _sha256(_build(graph, label)), "freshly built"
+        if got == want:
+            try:
+                _write_record(target, got)
+            except OSError as e:
+                raise ParentsCacheError(name, f"the digest record cannot be written: {e.strerror}") from e
+    if got != want:
+        raise ParentsCacheError(name, f"wrong content: SHA256 {got[:16]}..., the {source} digest is "
+                                      f"{want[:16]}...; delete it to have it rebuilt")
+    return out

@@ -61,12 +61,17 @@ def read_limited(path: str | os.PathLike, *, what: str, max_bytes: int) -> bytes
     with open(path, "rb") as f:
         info = os.fstat(f.fileno())
         source = f"{what} {os.fspath(path)}"
-        if stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
+        regular = stat.S_ISREG(info.st_mode)
+        if regular and info.st_size > max_bytes:
             raise InputTooLargeError(source, info.st_size, max_bytes)
-        data = f.read(max_bytes + 1)  # a file that grew, or a pipe, stops here
-    if len(data) > max_bytes:
+        step = info.st_size + 1 if regular else 1 << 20  # one read for a file that does not change
+        chunks, total = [], 0
+        while total <= max_bytes and (chunk := f.read(min(step, max_bytes + 1 - total))):
+            chunks.append(chunk)
+            total += len(chunk)
+    if total > max_bytes:  # a file that grew, or a stream
         raise InputTooLargeError(source, None, max_bytes)
-    return data
+    return b"".join(chunks)
 
 
 def load_json(source: Source, *, what: str, max_bytes: int, max_depth: int) -> Any:

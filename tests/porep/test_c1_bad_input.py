@@ -130,7 +130,7 @@ def test_not_a_c1_object(text, reason):
     assert e.field == "<top>" and reason in str(e)
 
 
-def test_too_large_before_reading(tmp_path, monkeypatch):
+def test_too_large_before_reading(tmp_path):
     big = tmp_path / "c1.json"
     with open(big, "wb") as f:
         f.truncate(c1_mod.C1_MAX_BYTES + 1)

@@ -227,11 +227,13 @@ def test_an_interrupted_setup_leaves_no_stale_entry(cache, monkeypatch, rng):
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
 def test_an_unreadable_entry_is_a_typed_error(cache, count_setups, rng):
-    P.load_or_generate("u", small_circuit(rng), progress=False)
+    """Unreadable files of a matching entry: a typed error naming the file, no setup over them."""
+    circuit = small_circuit(rng)
+    P.load_or_generate("u", circuit, progress=False)
     own = P.cuzk_files("u")
-    for path in (own.meta, own.params):
+    for path in (own.meta, own.params, own.vk):
         path.chmod(0)
         with pytest.raises(CuzkError, match=str(path)):
-            P.load_or_generate("u", small_circuit(rng), progress=False)
+            P.load_or_generate("u", circuit, progress=False)
         path.chmod(0o644)
     assert len(count_setups) == 1

@@ -1,0 +1,40 @@
+"""Reading files that may change underneath: never mapped (a mapping of a file truncated later dies
+with SIGBUS on its next access), read with os.preadv into memory the caller owns.
+
+open_regular opens without blocking on a FIFO and reports what the path is; pread_into fills a buffer
+and says how much it got, so a caller can turn a file that shrank since its size was taken into its
+own typed error.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def open_regular(path: str | os.PathLike) -> Iterator[tuple[int, os.stat_result]]:
+    """A read-only descriptor of `path` and its fstat. OSErrors of the open pass through; the caller
+    checks stat.S_ISREG (see is_regular): O_NONBLOCK lets a FIFO open instead of blocking."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        yield fd, os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def is_regular(st: os.stat_result) -> bool:
+    return stat.S_ISREG(st.st_mode)
+
+
+def pread_into(fd: int, out: memoryview, offset: int) -> int:
+    """Read len(out) bytes of `fd` from `offset` into `out` (a writable byte memoryview); the count
+    read, less than len(out) only where the file ends sooner."""
+    got, n = 0, len(out)
+    while got < n:
+        step = os.preadv(fd, [out[got:]], offset + got)
+        if step == 0:
+            break
+        got += step
+    return got
