@@ -200,3 +200,41 @@ class ParamsCacheError(CuzkError):
     def __init__(self, path: str, reason: str) -> None:
         self.path, self.reason = path, reason
         super().__init__(f"parameter cache {path}: {reason}")
+
+
+class PceFileError(CuzkError):
+    """A file of a compiled circuit (PCE) that cannot be used; names the path and why."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"PCE file {path}: {reason}")
+
+
+class PceFormatError(PceFileError):
+    """A PCE file that is corrupt or truncated (or changed while being read); `section` names the
+    section at fault (None for the header and the layout) and `offset` the byte offset where known."""
+
+    def __init__(self, path: str, reason: str, *, section: str | None = None, offset: int | None = None) -> None:
+        self.section, self.offset = section, offset
+        where = (f"section {section!r}" if section is not None else "") + (
+            f" at byte offset {offset}" if offset is not None else "")
+        super().__init__(path, f"{where.strip()}: {reason}" if where else reason)
+
+
+class PceMismatchError(PceFileError):
+    """A well-formed PCE file made for another circuit identity (shape, cuzk version, circuit digest)
+    or in another format version; `differences` maps each differing field to (in the file, expected)."""
+
+    def __init__(self, path: str, differences: dict[str, tuple[object, object]]) -> None:
+        self.differences = differences
+        super().__init__(path, "made for another circuit or format: " + "; ".join(
+            f"{field}: the file has {found!r}, expected {want!r}" for field, (found, want) in differences.items()))
+
+
+class PceReadError(PceFileError, OSError):
+    """A PCE file that cannot be opened or read (a directory, not a regular file, no permission, an
+    I/O error): reported, never moved aside or rebuilt over."""
+
+
+class PceNotFoundError(PceReadError, FileNotFoundError):
+    """No PCE file at the path."""

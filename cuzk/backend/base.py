@@ -29,6 +29,44 @@ class SparseMatrix(Protocol):
     shape: tuple[int, int]
 
 
+class TemplateMatrix(Protocol):
+    """A, B or C of a TemplateCircuit: template rows (tpl_*, CSR over the rows of every template,
+    terms (template-local variable, coefficient id)) and plain rows (plain_*, CSR, terms (column,
+    coefficient id))."""
+
+    tpl_indptr: np.ndarray    # (template rows + 1,) int32 or int64
+    tpl_vars: np.ndarray      # (template nnz,) int32 or int64: (index << 2) | kind
+    tpl_cids: np.ndarray      # (template nnz,) uint16 or uint32
+    plain_indptr: np.ndarray  # (plain rows + 1,) int64
+    plain_cols: np.ndarray    # (plain nnz,) int32 or int64
+    plain_cids: np.ndarray    # (plain nnz,) uint16 or uint32
+
+
+class TemplateCircuit(Protocol):
+    """An R1CS in template form, as cuzk.r1cs.pce.PCE stores it (duck-typed: the backend sits below
+    r1cs). Rows are covered by blocks and plain segments:
+    - block b = blocks[b] = (template t, k, row_base, aux_col, aux_per, in_col, in_per, wire_off,
+      wires): k instances of template t, whose rows are [tpl_rows[t], tpl_rows[t+1]) (C of them);
+      instance i's row c is row_base + i*C + c. A template variable v = (index << 2) | kind names, in
+      instance i, column index (kind 0), aux_col + i*aux_per + index (1), in_col + i*in_per + index
+      (2) or wire_cols[wire_off + index*k + i] (3).
+    - plain_segs[s] = (first row, rows): the plain rows, one after the other across the segments.
+    A coefficient id indexes coeffs ((ncoeff, 4) Montgomery; id 0 is 1, id 1 is -1)."""
+
+    num_inputs: int
+    num_aux: int
+    num_constraints: int
+    shape: tuple[int, int]    # (num_constraints, num_inputs + num_aux)
+    coeffs: np.ndarray        # (ncoeff, 4) uint64
+    blocks: np.ndarray        # (blocks, 9) int64
+    tpl_rows: np.ndarray      # (templates + 1,) int64
+    wire_cols: np.ndarray     # (wire entries,) int32 or int64
+    plain_segs: np.ndarray    # (segments, 2) int64
+    a: TemplateMatrix
+    b: TemplateMatrix
+    c: TemplateMatrix
+
+
 class Backend(Protocol):
     name: str
 
@@ -36,6 +74,11 @@ class Backend(Protocol):
     def evaluate(self, matrix: SparseMatrix, witness: np.ndarray) -> np.ndarray:
         """M w: out[r] = sum_e coeffs[coeff_ids[e]] * witness[indices[e]] over row r's non-zeros,
         (rows, 4) Fr for a (cols, 4) Fr witness. Groth16's a = A w, b = B w, c = C w."""
+        ...
+
+    def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(A w, B w, C w) straight from the template form, each (num_constraints, 4) Fr, for a
+        (num_inputs + num_aux, 4) Fr witness: equal to three `evaluate` calls on the flat matrices."""
         ...
 
     # ---- multi-scalar multiplication ---------------------------------------------------------------
@@ -93,9 +136,9 @@ class Backend(Protocol):
         ...
 
 
-def check_witness(matrix: SparseMatrix, witness: np.ndarray) -> None:
-    """The argument check of Backend.evaluate: InputError unless witness is a (columns, 4) uint64
-    Fr array for the matrix."""
+def check_witness(matrix: SparseMatrix | TemplateCircuit, witness: np.ndarray) -> None:
+    """The argument check of Backend.evaluate / evaluate_pce: InputError unless witness is a
+    (columns, 4) uint64 Fr array for the matrix (or circuit)."""
     if not isinstance(witness, np.ndarray) or witness.dtype != np.uint64 or witness.shape != (matrix.shape[1], 4):
         raise InputError(f"witness must be a ({matrix.shape[1]}, 4) uint64 Fr array, got "
                          f"{getattr(witness, 'dtype', type(witness).__name__)} {getattr(witness, 'shape', '')}")

@@ -429,9 +429,9 @@ def _load(graph: SdrGraph, target: Path, official: str | None, label: str) -> np
                                               "(14 u32 per node); delete it to have it rebuilt")
             for off in range(0, len(buf), _READ_STEP):
                 part = buf[off:off + _READ_STEP]
-                got = pread_into(fd, part, off)
-                if got != len(part):
-                    raise ParentsCacheError(name, f"truncated while being read: it ends at byte {off + got:,} "
+                n = pread_into(fd, part, off)
+                if n != len(part):
+                    raise ParentsCacheError(name, f"truncated while being read: it ends at byte {off + n:,} "
                                                   f"of {len(buf):,}")
                 h.update(part)
     except OSError as e:

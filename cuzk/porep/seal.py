@@ -11,6 +11,10 @@ its final name and renamed into place, so it either exists complete or not at al
     labels.npy       (layers, nodes, 32) uint8
     tree_d.npy, tree_c.npy, tree_r_last.npy   every tree level, leaves first, as 32-byte nodes
 
+Sector.open checks a directory against itself cheaply (sizes, .npy headers, meta.json strictly, the
+commitments' relations) and Sector.check its trees against meta.json before any proof is built; files
+are read into memory, never mapped, so one changed underneath is a SectorFileError, not a SIGBUS.
+
 Meant for the small sizes (2KiB, 8MiB; 512MiB works but takes long): labels of all layers are in memory.
 """
 from __future__ import annotations
@@ -227,8 +231,8 @@ def seal(proof: RegisteredProof | int | str, out_dir: str | os.PathLike, *, prov
          parents_dir: str | os.PathLike | None = None, progress: bool = True) -> Sector:
     """Seal `data` (bytes or a file of exactly the sector size; None = all zeros, a CC sector) and write
     the sector directory `out_dir` atomically (SectorError, before any work, if it exists or cannot be
-    made). `parents_dir` caches the parents file (official name and format, checked against its digest:
-    ParentsCacheError) between seals. Nothing is written on failure."""
+    made). `parents_dir`, an existing directory, caches the parents file (official name and format,
+    checked against its digest: ParentsCacheError) between seals. Nothing is written on failure."""
     if not isinstance(proof, (RegisteredProof, int, str)):
         raise InputError(f"proof must be a RegisteredProof, an id or a name, got {type(proof).__name__}")
     p = get_proof(proof)
@@ -238,6 +242,8 @@ def seal(proof: RegisteredProof | int | str, out_dir: str | os.PathLike, *, prov
     sector_id = int(sector_id)
     if not isinstance(out_dir, (str, os.PathLike)):
         raise InputError(f"out_dir must be str or os.PathLike, got {type(out_dir).__name__}")
+    if parents_dir is not None and not (isinstance(parents_dir, (str, os.PathLike)) and Path(parents_dir).is_dir()):
+        raise InputError(f"parents_dir must be an existing directory, got {quote(parents_dir)}")
     out = Path(out_dir)
     _check_out(out)
     prog = StageTimer(f"seal {p.name}", echo=progress)

@@ -528,6 +528,16 @@ class ConstraintSystem(_Scope):
         table = self._coeffs.montgomery()
         return tuple(finalize(*p, self.num_inputs, self.num_aux, self._coeffs, table) for p in parts)
 
+    def recording(self) -> tuple[tuple[Rows, Rows, Rows], CoeffTable]:
+        """The recorded rows of A, B, C (single rows flushed, batch templates unexpanded) and the
+        coefficient table their ids index: what cuzk.r1cs.pce builds on."""
+        self._open()
+        if not self.record:
+            raise SynthesisError("a witness-only system records no matrices")
+        for rows in self._rows:
+            rows.flush()
+        return self._rows, self._coeffs
+
     def constraint_name(self, row: int) -> str | None:
         """The name given to constraint `row` (template rows: 'name[instance]'), if any."""
         if row in self._names:

@@ -284,11 +284,17 @@ def test_stored_node_changed(sector, name, index, match):
     assert match in str(_refused(sector))
 
 
-@pytest.mark.parametrize("name", ["tree_c.npy", "tree_r_last.npy", "sealed.bin", "labels.npy", "data.bin"])
-def test_non_canonical_node(sector, name):
+@pytest.mark.parametrize("name,blamed,match", [
+    ("tree_c.npy", "tree_c.npy", "tree node 4 is not below r"),
+    ("tree_r_last.npy", "tree_r_last.npy", "tree node 4 is not below r"),
+    ("labels.npy", "labels.npy", "label 4 is not below r"),
+    ("sealed.bin", "tree_r_last.npy", "its leaves are not sealed.bin"),
+    ("data.bin", "tree_d.npy", "its leaves are not data.bin"),
+])
+def test_non_canonical_node(sector, name, blamed, match):
     _set_node(sector / name, 4, b"\xff" * 32)
     e = _refused(sector)
-    assert "canonical" in str(e) and (e.path == str(sector / name) or name in ("sealed.bin", "data.bin"))
+    assert e.path == str(sector / blamed) and match in e.reason
 
 
 # ---------------------------------------------------------------- changed after open
@@ -333,7 +339,8 @@ print("ok")
     (dict(data=b"\x00" * 2047), InputError, "exactly 2048 bytes, got 2047"),
     (dict(proof=None), InputError, "proof must be"),
     (dict(proof=[5]), InputError, "proof must be"),
-    (dict(parents_dir=5), InputError, "parents cache path"),
+    (dict(parents_dir=5), InputError, "parents_dir must be an existing directory, got 5"),
+    (dict(parents_dir="/nonexistent/cuzk-parents"), InputError, "parents_dir must be an existing directory"),
 ], ids=lambda v: None if isinstance(v, (dict, type)) else v[:30])
 def test_seal_bad_arguments(tmp_path, kwargs, error, match):
     args = dict(proof="StackedDrg2KiBV1_1", prover_id=bytes(32), sector_id=1, ticket=bytes(32)) | kwargs

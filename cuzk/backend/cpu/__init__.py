@@ -1,11 +1,13 @@
-"""The CPU backend: numba SpMV, Pippenger MSM and radix-2 NTT, the reference for every other backend."""
+"""The CPU backend: numba SpMV (flat and template form), Pippenger MSM and radix-2 NTT, the reference
+for every other backend."""
 from __future__ import annotations
 
 import numpy as np
 
-from cuzk.backend.base import Bases, SparseMatrix
+from cuzk.backend.base import Bases, SparseMatrix, TemplateCircuit
 from cuzk.backend.cpu import msm as msm_cpu
 from cuzk.backend.cpu import ntt as ntt_cpu
+from cuzk.backend.cpu import pce as pce_cpu
 from cuzk.backend.cpu import spmv
 from cuzk.ff.domain import Domain
 from cuzk.ff.fields import Fr
@@ -19,6 +21,9 @@ class CpuBackend:
 
     def evaluate(self, matrix: SparseMatrix, witness: np.ndarray) -> np.ndarray:
         return spmv.evaluate(matrix, witness)
+
+    def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return pce_cpu.evaluate_pce(pce, witness)
 
     def msm_g1(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
         return msm_cpu.msm_g1(bases, scalars)
