@@ -56,6 +56,8 @@ class CSR:
 def _expand_codes(first, step, wire, tables, out):
     """out[i*t + e] = tables[wire[e], i] for wired terms, else first[e] + i*step[e] (t terms, k instances)."""
     t = first.shape[0]
+    if t == 0:
+        return
     for i in prange(out.shape[0] // t):
         for e in range(t):
             out[i * t + e] = tables[wire[e], i] if wire[e] >= 0 else first[e] + i * step[e]

@@ -21,10 +21,11 @@ The header:
 
 `identity` is the caller's (shape name, cuzk version, circuit digest...): a file is used only for
 an equal identity. `dtype` is numpy's dtype.str (byte order, kind b/i/u/f/c, item size); a section
-holds its array's bytes in C order, nbytes = prod(shape) * itemsize (a 0-d array has shape [], an
-empty one nbytes 0). A section's checksum is BLAKE2b-256, person b"cuzk-pce-section", of the
-concatenated BLAKE2b-256 digests, person b"cuzk-pce-leaf", of its consecutive LEAF = 8 MiB pieces (the
-last shorter, none when empty): the pieces are read and hashed in parallel.
+holds its array's bytes in C order, nbytes = prod(shape) * itemsize (a 0-d array, the way to carry a
+scalar, has shape []; an empty one nbytes 0). A section's checksum is BLAKE2b-256, person
+b"cuzk-pce-section", of the concatenated BLAKE2b-256 digests, person b"cuzk-pce-leaf", of its
+consecutive LEAF = 8 MiB pieces (the last shorter, none when empty): pieces are read and hashed in
+parallel.
 
 The layout is canonical: a reader recomputes every offset and the file size, requires the header in
 canonical form and the padding to be zeros, so a change to any byte is detected. Sections start at
@@ -41,6 +42,7 @@ import fcntl
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import struct
@@ -80,6 +82,14 @@ _U63 = (1 << 63) - 1
 IdentityValue = str | int | bool | None
 Identity = Mapping[str, IdentityValue]
 Arrays = Mapping[str, np.ndarray]
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+ABSENT = _Absent()  # an identity field one side lacks, in PceMismatchError.differences
 
 
 @dataclass(frozen=True)
@@ -173,10 +183,9 @@ def _write(path: Path, identity: Identity, arrays: Arrays,
     ident = _identity(identity)
     items = _arrays(arrays)
     views = [_bytes_of(a) for a in items.values()]
-    pieces = [(i, a, b) for i, v in enumerate(views) for a, b in _pieces(len(v))]
+    pieces = [v[a:b] for v in views for a, b in _pieces(len(v))]
     with _pool(len(pieces)) as pool:
-        leaves = list(pool.map(lambda job: _leaf(views[job[0]][job[1]:job[2]]), pieces))
-    rest = iter(leaves)
+        rest = iter(list(pool.map(_leaf, pieces)))
     checksums = [_root([next(rest) for _ in _pieces(len(v))]) for v in views]
     head, sections = _encode(ident, [(name, a.dtype, a.shape, a.nbytes, digest)
                                      for (name, a), digest in zip(items.items(), checksums)])
@@ -207,7 +216,7 @@ def _arrays(arrays: Arrays) -> dict[str, np.ndarray]:
         if not isinstance(a, (np.ndarray, np.generic)):
             raise InputError(f"PCE section {name!r}: expected a numpy array, got {type(a).__name__}")
         a = np.asarray(a, order="C")
-        if a.dtype.kind not in _KINDS or a.dtype.fields is not None or a.dtype.subdtype is not None:
+        if a.dtype.kind not in _KINDS:  # not object, structured, string or datetime
             raise InputError(f"PCE section {name!r}: dtype {a.dtype} is not bool, int, uint, float or complex")
         out[name] = a
     return out
@@ -322,7 +331,7 @@ def _parse(obj: object, length: int, path: str) -> PceHeader:
             raise bad(f"{at}.shape", "expected an array of at most 64 dimensions")
         shape = tuple(as_int(d, f"{at}.shape", 0, _U63, error=bad) for d in shape)
         nbytes = as_int(s["nbytes"], f"{at}.nbytes", 0, _U63, error=bad)
-        if int(np.prod(shape, dtype=object)) * dtype.itemsize != nbytes:
+        if math.prod(shape) * dtype.itemsize != nbytes:
             raise bad(f"{at}.nbytes", f"{nbytes:,} is not the size of shape {list(shape)} of {dtype.str}")
         raw.append((name, dtype, shape, as_int(s["offset"], f"{at}.offset", 0, _U63, error=bad), nbytes,
                     as_hex(s["checksum"], f"{at}.checksum", _DIGEST, error=bad)))
@@ -350,12 +359,11 @@ def _keys(obj: dict, want: set[str], at: str, bad: Callable[[str, str], PceForma
 
 
 def _check_identity(found: dict, want: dict, path: str) -> None:
-    missing = object()
     differences = {}
     for key in sorted(found.keys() | want.keys()):
-        a, b = found.get(key, missing), want.get(key, missing)
-        if a is missing or b is missing or _canonical(a) != _canonical(b):  # True == 1, but not here
-            differences[key] = (None if a is missing else a, None if b is missing else b)
+        a, b = found.get(key, ABSENT), want.get(key, ABSENT)
+        if a is ABSENT or b is ABSENT or _canonical(a) != _canonical(b):  # True == 1, but not here
+            differences[key] = (a, b)
     if differences:
         raise PceMismatchError(path, differences)
 
@@ -367,10 +375,8 @@ def _read_sections(fd: int, header: PceHeader, path: str) -> dict[str, np.ndarra
 
     def piece(job: tuple[Section, int, memoryview]) -> bytes:
         section, offset, out = job
-        got = pread_into(fd, out, offset)
-        if got < len(out):
-            raise PceFormatError(path, f"truncated while being read: the file ends at byte {offset + got:,}",
-                                 section=section.name, offset=offset + got)
+        if pread_into(fd, out, offset) < len(out):
+            raise _shrunk(fd, header, path, section.name)
         return _leaf(out)
 
     with _pool(len(jobs)) as pool:
@@ -382,14 +388,18 @@ def _read_sections(fd: int, header: PceHeader, path: str) -> dict[str, np.ndarra
     return arrays
 
 
+def _shrunk(fd: int, header: PceHeader, path: str, section: str | None) -> PceFormatError:
+    size = os.fstat(fd).st_size
+    return PceFormatError(path, f"truncated while being read: {size:,} bytes left of {header.file_size:,}",
+                          section=section, offset=size)
+
+
 def _check_padding(fd: int, header: PceHeader, path: str) -> None:
     cursor = header.header_end
     for s in header.sections:
         gap = bytearray(s.offset - cursor)
-        got = pread_into(fd, memoryview(gap), cursor)
-        if got < len(gap):
-            raise PceFormatError(path, f"truncated while being read: the file ends at byte {cursor + got:,}",
-                                 offset=cursor + got)
+        if pread_into(fd, memoryview(gap), cursor) < len(gap):
+            raise _shrunk(fd, header, path, None)
         if any(gap):
             raise PceFormatError(path, f"padding before section {s.name!r} is not zeros",
                                  offset=cursor + next(i for i, byte in enumerate(gap) if byte))

@@ -84,8 +84,8 @@ def execute(surface: S.Surface, index: int, scratch: Path, started: Callable[[st
     except CuzkError as e:
         seconds = time.perf_counter() - t
         outcome = type(e).__name__
-        message = str(e).replace(str(scratch), "<dir>").replace(str(seeds.root), "<seeds>")
-        if len(message) > S.MESSAGE_LIMIT:
+        message = str(e)
+        if len(S.message_text(message)) > S.MESSAGE_LIMIT:
             problems.append(("long message", f"{outcome} of {len(message):,} characters: {S.short(message, 100)}"))
         elif not message.strip():
             problems.append(("empty message", outcome))
@@ -106,9 +106,9 @@ def execute(surface: S.Surface, index: int, scratch: Path, started: Callable[[st
     for p, snap in before.items():
         now = S.snapshot(p)
         if now != snap:
-            problems.append(("input changed", f"{p.relative_to(scratch) if p != scratch else '.'}: {S.diff(snap, now)}"))
-    if case.after:
-        problems += _guard(lambda _: case.after(), None, "after")
+            where = p.relative_to(scratch) if p != scratch else "."
+            problems.append(("input changed", f"{where}: {S.diff(snap, now)}"))
+    problems = [(k, d.replace(str(scratch), "<dir>").replace(str(seeds.root), "<seeds>")) for k, d in problems]
     _clean(scratch)
     return Result(surface.name, index, case.desc, "failure" if problems else outcome, problems, seconds)
 
@@ -146,7 +146,8 @@ def worker_main(conn, seeds_root: str, scratch_root: str) -> None:
             try:
                 surface.warm()
             except Exception as e:  # noqa: BLE001 - reported with the case
-                warm_problem = ("harness error", f"warm-up of {name} failed: {type(e).__name__}: {S.short(str(e), 200)}")
+                warm_problem = ("harness error",
+                                f"warm-up of {name} failed: {type(e).__name__}: {S.short(str(e), 200)}")
             warm.add(name)
         result = execute(surface, index, scratch, lambda desc: conn.send(("start", desc)))
         if warm_problem:
@@ -243,7 +244,7 @@ def run_cases(tasks: Iterable[tuple[str, int]], seeds_root: Path, scratch_root: 
                 if s.ready and s.task is None and pending:
                     s.assign(pending.popleft())
             live = [s for s in slots if s.proc is not None]
-            timeout = max(0.0, min(s.deadline for s in live) - time.monotonic())
+            timeout = min(60.0, max(0.0, min(s.deadline for s in live) - time.monotonic()))
             for conn in wait([s.conn for s in live] + [s.proc.sentinel for s in live], timeout=timeout):
                 s = next((x for x in live if conn in (x.conn, x.proc.sentinel if x.proc else None)), None)
                 if s is None or s.proc is None:
@@ -299,9 +300,10 @@ def summarize(results: list[Result], seed: int, seconds: float, workers: int) ->
         if not rs:
             continue
         outcomes = Counter(r.outcome for r in rs)
-        per[name] = {"cases": len(rs), "refused": sum(v for k, v in outcomes.items()
-                                                      if k not in ("accepted", "failure") and not k.startswith("exit 0")),
-                         "accepted": outcomes.get("accepted", 0), "failed": outcomes.get("failure", 0),
+        refused = sum(v for k, v in outcomes.items() if k not in ("accepted", "failure", "exit 0"))
+        per[name] = {"cases": len(rs), "refused": refused,
+                         "accepted": outcomes.get("accepted", 0) + outcomes.get("exit 0", 0),
+                         "failed": outcomes.get("failure", 0),
                          "outcomes": dict(outcomes.most_common()),
                          "seconds": round(sum(r.seconds for r in rs), 2)}
     failures = sorted((r for r in results if r.problems), key=lambda r: (r.surface, r.index))
@@ -330,7 +332,10 @@ def report(summary: dict) -> str:
         detail = ex["problems"][0][1]
         lines.append(f"  {surface} / {kind}: {len(fs)} case(s); e.g. {surface}:{ex['index']} "
                      f"[{ex['desc']}] -> {detail}")
-        others = sorted({f["problems"][0][1][:70] for f in fs[1:]})[:3]
-        for o in others:
-            lines.append(f"      also: {o}")
+        seen = {detail[:60]}
+        for f in fs[1:]:
+            d = f["problems"][0][1]
+            if d[:60] not in seen and len(seen) < 4:
+                seen.add(d[:60])
+                lines.append(f"      also {surface}:{f['index']} [{S.short(f['desc'], 60)}] -> {S.short(d, 90)}")
     return "\n".join(lines)

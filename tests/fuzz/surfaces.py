@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import struct
@@ -247,15 +248,23 @@ class Seeds:
 @dataclass
 class Case:
     """One mutated input: `call` runs the entry point; `accept` / `refuse` return the problems with its
-    result / CuzkError; `watched` paths must be unchanged by the call; `after` runs last."""
+    result / CuzkError; `watched` paths must be unchanged by the call."""
 
     desc: str
     call: Callable[[], Any]
     accept: Callable[[Any], list[Problem]]
     refuse: Callable[[CuzkError], list[Problem]] = lambda e: []
     watched: list[Path] = field(default_factory=list)
-    after: Callable[[], list[Problem]] | None = None
     label: Callable[[Any], str] | None = None  # the outcome name of a result (default "accepted")
+
+
+_PATH = re.compile(r"(?<![\w.])/[^\s'\"():,]+")
+
+
+def message_text(message: str) -> str:
+    """A message as its length is judged: every absolute path counted as '<path>' (naming the file is
+    wanted; what must stay short is the prose and any quoted value)."""
+    return _PATH.sub("<path>", message)
 
 
 def must_refuse(what: str) -> Callable[[Any], list[Problem]]:
@@ -338,7 +347,8 @@ def point_mutation(rng: np.random.Generator, enc: bytes, g2: bool, compressed: b
         new = v + P if v + P < 1 << 381 else P + int(rng.integers(0, 1 << 20))
         if new >= 1 << 381:
             new = P
-        return Mutation(_coord_set(enc, off, new, off == 0), f"coordinate at byte {off} := {'v + p' if new == v + P else 'p + k'}")
+        what = "v + p" if new == v + P else "p + k"
+        return Mutation(_coord_set(enc, off, new, off == 0), f"coordinate at byte {off} := {what}")
     if op == "random_x":
         v = int.from_bytes(rbytes(rng, 48), "big") % P
         off = pick(rng, coords)
@@ -439,7 +449,8 @@ class Points(Surface):
                 if isinstance(value, (bytes, bytearray, memoryview)):  # bytes-like: as its bytes would decode
                     return point_problems(curve, result, bytes(value), compressed, check, f"decode of {name}")
                 return [("accepted", f"{name} accepted as encoded points")]
-            return Case(f"{head}: data is {name}", lambda: encoding.decode(curve, value, compressed, check), accept_type)
+            return Case(f"{head}: data is {name}", lambda: encoding.decode(curve, value, compressed, check),
+                        accept_type)
         for _ in range(20):
             if op == "point":
                 k = int(rng.integers(n))
@@ -898,7 +909,6 @@ class Sectors(Surface):
 
     def generate(self, rng: np.random.Generator, scratch: Path) -> Case:
         from cuzk import api
-        from cuzk.porep.seal import Sector
         src = self.seeds.root / "sector"
         path = scratch / "sector"
         shutil.copytree(src, path)
@@ -1219,6 +1229,16 @@ class Parents(Surface):
 
 # ---------------------------------------------------------------- API argument types
 
+SEAL_ARGS = ("proof", "prover_id", "sector_id", "ticket", "data", "parents_dir")
+API_CALLS = sorted(["encoding.decode(G1, x)", "Proof.from_bytes(x)", "vk_from_bytes(x)", "read_params(x)", "read_vk(x)",
+                    "C1Output.loads(x)", "C1Output.read(x)", "C1Output.from_json(x)", "Sector.open(x)",
+                    "as_c1(x, seed)", "as_c1(sector dir, seed=x)", "as_c1(c1, seed=x)", "cuzk.verify(c1, proof=x)",
+                    "cuzk.verify(c1, proof, vk=x)", "cuzk.verify(sector dir, proof, seed=x)",
+                    "groth16.verify(vk, inputs=x, proof)", "groth16.verify(x, inputs, proof)",
+                    "groth16.verify(vk, inputs, x)", "parents_cache(x)", "parents_cache(proof, path=x)",
+                    *(f"seal({k}=x)" for k in SEAL_ARGS)])
+
+
 class ApiTypes(Surface):
     """Public API calls with an argument of the wrong Python type or range (None, str, list, float,
     bool, huge ints, numpy values...): a CuzkError, unless the value is a legitimate one."""
@@ -1254,6 +1274,10 @@ class ApiTypes(Surface):
             args.pop("proof", None)
             return lambda: cuzk.seal(proof_name, scratch / "s", progress=False, **args)
 
+        call_name = pick(rng, API_CALLS)
+        if call_name in ("seal(proof=x)", "parents_cache(x)") and proof_id(value) is not None \
+                and proof_id(value).sector_size != 2048:  # a valid id, but a sector too large to seal here
+            value, name = "nope", "'nope' (instead of a valid id of a large sector)"
         forged_vk = self.seeds.get("forged_vk", lambda: read_vk(self.seeds.root / "forged.vk"))
         c1 = self.seeds.get("c1", lambda: C1Output.loads(self.seeds.bytes("c1.json")))
         calls: dict[str, Callable[[], Any]] = {
@@ -1274,18 +1298,14 @@ class ApiTypes(Surface):
             "cuzk.verify(sector dir, proof, seed=x)": lambda: cuzk.verify(sector_dir, self.seeds.bytes("forged.proof"),
                                                                           value, vk=forged_vk),
             "groth16.verify(vk, inputs=x, proof)": lambda: verify(vk, value, Proof.from_bytes(proof)),
-            "groth16.verify(x, inputs, proof)": lambda: verify(value, self.seeds.info["inputs"], Proof.from_bytes(proof)),
+            "groth16.verify(x, inputs, proof)": lambda: verify(value, self.seeds.info["inputs"],
+                                                               Proof.from_bytes(proof)),
             "groth16.verify(vk, inputs, x)": lambda: verify(vk, self.seeds.info["inputs"], value),
             "parents_cache(x)": lambda: parents_cache(value),
             "parents_cache(proof, path=x)": lambda: parents_cache(PROOF_NAME, value),
-            **{f"seal({k}=x)": seal_with(k) for k in ("proof", "prover_id", "sector_id", "ticket", "data",
-                                                      "parents_dir")},
+            **{f"seal({k}=x)": seal_with(k) for k in SEAL_ARGS},
         }
-        call_name = pick(rng, sorted(calls))
         seal_out = scratch / "s"
-        if call_name in ("seal(proof=x)", "parents_cache(x)") and proof_id(value) is not None \
-                and proof_id(value).sector_size != 2048:
-            value, name = "nope", "'nope' (instead of a valid id of a large sector)"
 
         def legit(result: Any) -> bool:
             """Values that are right for the parameter (Python ints, bools included; the documented
@@ -1300,6 +1320,9 @@ class ApiTypes(Surface):
             if call_name.startswith(("parents_cache(proof, path=x)", "seal(parents_dir=x)", "seal(data=x)")) \
                     and value is None:
                 return True  # the documented default
+            if call_name == "encoding.decode(G1, x)" and isinstance(value, (bytes, bytearray, memoryview)) \
+                    and isinstance(result, np.ndarray) and result.shape == (0, 2, 6):
+                return True  # no bytes: no points
             if call_name == "groth16.verify(vk, inputs=x, proof)" and result is False:
                 return True  # a wrong-length list of Fr values is InputError; a right one is just False
             return False
@@ -1520,11 +1543,12 @@ def cli_problems(done: subprocess.CompletedProcess, scratch: Path, may_succeed: 
     if rc not in (1, 2):
         return [("exit status", f"exit {rc}: {short(last, 160)}")]
     if rc == 2:
-        if any(line.startswith("cuzk: error:") for line in lines) and len(lines) != 1:
+        usage = bool(lines) and lines[0].startswith("usage:")  # argparse: its usage, then one error line
+        if not usage and len(lines) != 1:
             return [("stderr lines", f"{len(lines)} lines on stderr: {short(err, 160)}")]
         if ": error: " not in last and not last.startswith("cuzk: error"):
             return [("stderr", f"exit 2 without an error line: {short(last, 160)}")]
-        if len(last) > MESSAGE_LIMIT:
+        if len(message_text(last)) > MESSAGE_LIMIT:
             return [("long message", f"{len(last)} characters: {short(last, 100)}")]
     return []
 
@@ -1547,7 +1571,8 @@ class HarnessCheck(Surface):
             raise e
         calls = [lambda: os.kill(os.getpid(), signal.SIGBUS), lambda: time.sleep(60),
                  lambda: raise_(TypeError("boom")), lambda: raise_(InputError("x" * 1000)),
-                 lambda: raise_(InputError(f"wrote {f.write_bytes(b'y')} byte")), lambda: 1, lambda: raise_(InputError("fine"))]
+                 lambda: raise_(InputError(f"wrote {f.write_bytes(b'y')} byte")), lambda: 1,
+                 lambda: raise_(InputError("fine"))]
         return Case(f"harness case {self.index}", calls[self.index], must_refuse("bad input"), watched=[f])
 
 
