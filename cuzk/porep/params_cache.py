@@ -43,6 +43,7 @@ import numpy as np
 from cuzk.errors import CuzkError, InputError, ParamsCacheError, ParamsNotFoundError
 from cuzk.groth16 import Circuit, VerifyingKey, read_params, read_vk, setup, write_params, write_vk
 from cuzk.util.atomic import atomic_write
+from cuzk.util.cache_dirs import params_dir
 from cuzk.util.jsonio import load_json
 from cuzk.util.progress import Progress
 
@@ -77,11 +78,7 @@ def official_dir() -> Path:
 
 def cuzk_dir() -> Path:
     """Where cuzk writes its own parameters (see the module docstring)."""
-    if os.environ.get("FIL_PROOFS_PARAMETER_CACHE"):
-        return Path(os.environ["FIL_PROOFS_PARAMETER_CACHE"])
-    if os.environ.get("CUZK_CACHE_DIR"):
-        return Path(os.environ["CUZK_CACHE_DIR"]) / "params"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "cuzk" / "params"
+    return params_dir()
 
 
 @dataclass(frozen=True)

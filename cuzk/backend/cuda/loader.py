@@ -35,6 +35,7 @@ from typing import Any, Literal
 from cuzk.backend.cuda.device import cuda_available, cupy, info
 from cuzk.errors import BackendUnavailableError
 from cuzk.util.atomic import atomic_write
+from cuzk.util.cache_dirs import cache_root
 from cuzk.util.progress import Progress
 
 Compiler = Literal["nvrtc", "nvcc"]
@@ -107,10 +108,7 @@ MAX_MULTIPLES = _define("msm/params.cuh", "PRE_MAX")  # most multiples per base 
 def cache_dir() -> Path:
     """Directory of the compiled cubins: $CUZK_CACHE_DIR, else $XDG_CACHE_HOME/cuzk, else ~/.cache/cuzk;
     then kernels/."""
-    root = os.environ.get("CUZK_CACHE_DIR")
-    if not root:
-        root = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cuzk")
-    return Path(root) / "kernels"
+    return cache_root() / "kernels"
 
 
 def cache_key(module: str, arch: str, cuda_version: tuple[int, int]) -> str:
