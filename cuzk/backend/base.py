@@ -66,6 +66,10 @@ class TemplateCircuit(Protocol):
     b: TemplateMatrix
     c: TemplateMatrix
 
+    def to_csr(self) -> tuple[SparseMatrix, SparseMatrix, SparseMatrix]:
+        """The flat coefficient-id CSRs of A, B, C, row for row."""
+        ...
+
 
 class Backend(Protocol):
     name: str

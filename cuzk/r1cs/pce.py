@@ -5,8 +5,9 @@ Rows (num_constraints of them, bellperson's order) are covered by *blocks* and *
 Block b is a top-level batch block: k instances of one template of C rows (blocks recording equal
 rows share the template); instance i's row c is row row_base + i*C + c. The plain segments hold the
 rows recorded outside any batch, one after the other. Columns are as ConstraintSystem.to_csr lays
-them out: inputs (0 = ONE), then aux j at num_inputs + j. A nested batch is part of its outermost
-block's template.
+them out: inputs (0 = ONE), then aux j at num_inputs + j. Input layout: instance i of block b owns
+the inputs in_col + i*in_per .. + in_per; every other input was allocated at top level. A nested
+batch is part of its outermost block's template.
 
 A template term is (variable, coefficient id); its variable var = (index << 2) | kind names, in
 instance i of block b, the column
@@ -42,7 +43,6 @@ that row are summed.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -181,10 +181,9 @@ class PCE:
         limits = np.zeros((ntpl, 4), np.int64)  # per template and kind: 1 + the largest index used
         for name in MATRICES:
             mat: PceMatrix = getattr(self, name)
-            for arr, kinds, what in ((mat.tpl_indptr, _INT_TYPES, "tpl_indptr"), (mat.tpl_vars, _INT_TYPES, "tpl_vars"),
-                                     (mat.tpl_cids, _ID_TYPES, "tpl_cids"), (mat.plain_indptr, (np.int64,), "plain_indptr"),
-                                     (mat.plain_cols, _INT_TYPES, "plain_cols"), (mat.plain_cids, _ID_TYPES, "plain_cids")):
-                _expect(arr, kinds, 1, f"{name}_{what}")
+            for what, kinds in (("tpl_indptr", _INT_TYPES), ("tpl_vars", _INT_TYPES), ("tpl_cids", _ID_TYPES),
+                                ("plain_indptr", (np.int64,)), ("plain_cols", _INT_TYPES), ("plain_cids", _ID_TYPES)):
+                _expect(getattr(mat, what), kinds, 1, f"{name}_{what}")
             if mat.tpl_indptr.shape[0] != self.tpl_rows[-1] + 1 or _bad_offsets(mat.tpl_indptr, mat.tpl_vars.shape[0]) \
                     or mat.tpl_cids.shape != mat.tpl_vars.shape:
                 raise InputError(f"PCE {name}: template rows do not match tpl_rows / their terms")
@@ -196,19 +195,22 @@ class PCE:
             if np.any(mat.tpl_vars < 0):
                 raise InputError(f"PCE {name}: negative template variable")
             _template_limits(self.tpl_rows, mat.tpl_indptr, mat.tpl_vars, limits)
-        tpl, k, row_base, aux_col, aux_per, in_col, in_per, wire_off, wires = self.blocks.T
-        if np.any((tpl < 0) | (tpl >= ntpl)) or np.any(k < 1) or np.any(self.blocks[:, 2:] < 0):
-            raise InputError("PCE blocks: template out of range, k < 1 or a negative field")
-        lim = limits[tpl]
-        if np.any(lim[:, VAR_FIXED] > ncols) or np.any(lim[:, VAR_AUX] > aux_per) or np.any(lim[:, VAR_INPUT] > in_per) \
-                or np.any(lim[:, VAR_WIRE] > wires) or np.any(aux_col < ni) or np.any(aux_col + k * aux_per > ncols) \
-                or np.any(in_col + k * in_per > ni) or np.any(wire_off + k * wires > self.wire_cols.shape[0]):
-            raise InputError("PCE blocks: a template variable maps outside the columns or the wire table")
-        spans = np.concatenate([np.stack([row_base, k * (self.tpl_rows[tpl + 1] - self.tpl_rows[tpl])], axis=1),
-                                self.plain_segs]).reshape(-1, 2)
-        spans = spans[np.argsort(spans[:, 0], kind="stable")]
-        if np.any(spans[:, 1] < 0) or int(spans[:, 1].sum()) != m or np.any(np.cumsum(spans[:, 1])[:-1] != spans[1:, 0]) \
-                or (spans.size and spans[0, 0] != 0):
+        spans = self.plain_segs.tolist()  # Python ints: no overflow from corrupt fields
+        for tpl, k, row_base, aux_col, aux_per, in_col, in_per, wire_off, wires in self.blocks.tolist():
+            if not 0 <= tpl < ntpl or k < 1 or min(row_base, aux_col, aux_per, in_col, in_per, wire_off, wires) < 0:
+                raise InputError("PCE blocks: template out of range, k < 1 or a negative field")
+            fixed, aux, inp, wire = limits[tpl].tolist()
+            if fixed > ncols or aux > aux_per or inp > in_per or wire > wires or aux_col < ni \
+                    or aux_col + k * aux_per > ncols or in_col + k * in_per > ni \
+                    or wire_off + k * wires > self.wire_cols.shape[0]:
+                raise InputError("PCE blocks: a template variable maps outside the columns or the wire table")
+            spans.append([row_base, k * int(self.tpl_rows[tpl + 1] - self.tpl_rows[tpl])])
+        at = 0
+        for first, n in sorted(spans):
+            if first != at or n < 0:
+                raise InputError("PCE blocks and plain segments do not cover the rows exactly once")
+            at += n
+        if at != m:
             raise InputError("PCE blocks and plain segments do not cover the rows exactly once")
         for arr, n, what in ((self.a_aux_bits, self.num_aux, "a_aux_bits"), (self.b_input_bits, ni, "b_input_bits"),
                              (self.b_aux_bits, self.num_aux, "b_aux_bits")):
@@ -262,89 +264,20 @@ def build(cs: ConstraintSystem) -> PCE:
     templates as recorded (no flat expansion)."""
     recorded, table = cs.recording()
     ni, na = cs.num_inputs, cs.num_aux
-    ncols = ni + na
-    chunks = [r.chunks for r in recorded]
-    if len({len(c) for c in chunks}) != 1:
-        raise InputError("A, B and C were recorded in different chunks")
-    coeffs = table.montgomery()
+    col_type = _INT_TYPES[ni + na >= 2**31]
     id_type = _ID_TYPES[len(table) > 1 << 16]
-    bodies: dict[bytes, int] = {}
-    tpl_mats: list[list[tuple]] = [[], [], []]  # per matrix, per template: (counts, vars, cids)
-    blocks, wires, segs = [], [], []
-    plain_mats: list[list[tuple]] = [[], [], []]
-    row = 0
-    for triple in zip(*chunks):
-        if all(isinstance(t, Template) for t in triple):
-            t0 = triple[0]
-            if any((t.k, t.serial, t.rows, t.aux_base, t.in_base) != (t0.k, t0.serial, t0.rows, t0.aux_base, t0.in_base)
-                   for t in triple) or t0.parent_serial != 0:
-                raise InputError("A, B and C disagree on a batch template")
-            body = [(t.counts, _template_vars(t, ni), t.cids.astype(id_type)) for t in triple]
-            digest = hashlib.blake2b(b"".join(np.ascontiguousarray(x).tobytes() + b"|" for x in
-                                              (a for mat in body for a in mat)), digest_size=32).digest()
-            tpl = bodies.setdefault(digest, len(bodies))
-            if tpl == len(tpl_mats[0]):
-                for lst, mat in zip(tpl_mats, body):
-                    lst.append(mat)
-            table_cols = columns(t0.tables, ni) if t0.tables.size else np.zeros((0, t0.k), np.int64)
-            if np.any(table_cols < 0):
-                raise InputError("a wire table of a top-level batch names a non-circuit variable")
-            wire_off = sum(w.size for w in wires)
-            blocks.append((tpl, t0.k, row, ni + t0.aux_base, t0.aux_per, t0.in_base, t0.in_per, wire_off,
-                           table_cols.shape[0]))
-            wires.append(table_cols.reshape(-1))
-            row += t0.rows
-        elif not any(isinstance(t, Template) for t in triple):
-            n = len(triple[0][0])
-            if any(len(t[0]) != n for t in triple):
-                raise InputError("A, B and C disagree on a chunk of plain rows")
-            for lst, (counts, codes, cids) in zip(plain_mats, triple):
-                cols = columns(codes, ni)
-                if np.any(cols < 0):
-                    raise InputError("template codes left in top-level rows")
-                lst.append((counts, cols, cids.astype(id_type)))
-            if segs and segs[-1][0] + segs[-1][1] == row:
-                segs[-1][1] += n
-            elif n:
-                segs.append([row, n])
-            row += n
-        else:
-            raise InputError("A, B and C disagree on where a batch template lies")
-    if row != cs.num_constraints:
-        raise InputError(f"recorded rows ({row}) != num_constraints ({cs.num_constraints})")
-    ntpl = len(tpl_mats[0])
-    per_tpl = np.array([len(mat[0]) for mat in tpl_mats[0]], np.int64)
-    mats = {}
-    for name, tpls, plains in zip(MATRICES, tpl_mats, plain_mats):
-        tcounts = [m[0] for m in tpls]
-        tvars = [m[1] for m in tpls]
-        pcounts = [p[0] for p in plains]
-        tnnz = sum(v.size for v in tvars)
-        mats[name] = PceMatrix(
-            _offsets(tcounts, np.int32 if tnnz < 2**31 else np.int64),
-            _narrow(np.concatenate([np.zeros(0, np.int64)] + tvars), 2**31),
-            np.concatenate([np.zeros(0, id_type)] + [m[2] for m in tpls]),
-            _offsets(pcounts, np.int64),
-            np.concatenate([np.zeros(0, np.int64)] + [p[1] for p in plains]).astype(_INT_TYPES[ncols >= 2**31]),
-            np.concatenate([np.zeros(0, id_type)] + [p[2] for p in plains]))
-    tpl_rows = np.zeros(ntpl + 1, np.int64)
-    np.cumsum(per_tpl, out=tpl_rows[1:])
-    block_arr = np.array(blocks, np.int64).reshape(-1, len(BLOCK_FIELDS))
-    wire_cols = np.concatenate([np.zeros(0, np.int64)] + wires).astype(_INT_TYPES[ncols >= 2**31])
-    plain_segs = np.array(segs, np.int64).reshape(-1, 2)
-    dense = []
-    for name in ("a", "b"):
-        used = np.zeros(ncols, np.uint8)
-        mat = mats[name]
-        jobs = np.array([(b, i) for b in range(len(blocks)) for i in range(blocks[b][1])], np.int64).reshape(-1, 2)
-        longest = max(_longest(mat.tpl_indptr), _longest(mat.plain_indptr))
-        _mark_used(jobs, block_arr, tpl_rows, mat.tpl_indptr, mat.tpl_vars, mat.tpl_cids, wire_cols,
-                   mat.plain_indptr, mat.plain_cols, mat.plain_cids, coeffs, longest, used)
-        dense.append(used.astype(bool))
+    tpls, plains, blocks, wires, segs = _split([r.chunks for r in recorded], ni, id_type, cs.num_constraints)
+    mats = {name: _matrix(t, p, col_type, id_type) for name, t, p in zip(MATRICES, tpls, plains)}
+    tpl_rows = np.zeros(len(tpls[0]) + 1, np.int64)
+    np.cumsum([len(body[0]) for body in tpls[0]], out=tpl_rows[1:])
+    blocks = np.array(blocks, np.int64).reshape(-1, len(BLOCK_FIELDS))
+    wire_cols = np.concatenate([np.zeros(0, np.int64)] + wires).astype(col_type)
+    coeffs = table.montgomery()
+    used_a, used_b = (_used(mats[name], blocks, tpl_rows, wire_cols, coeffs, ni + na) for name in ("a", "b"))
     pack = lambda x: np.packbits(x, bitorder="little")  # noqa: E731
-    return PCE(ni, na, cs.num_constraints, coeffs, coeff_classes(table.values), tpl_rows, block_arr, wire_cols,
-               plain_segs, mats["a"], mats["b"], mats["c"], pack(dense[0][ni:]), pack(dense[1][:ni]),
-               pack(dense[1][ni:]))
+    return PCE(ni, na, cs.num_constraints, coeffs, coeff_classes(table.values), tpl_rows, blocks, wire_cols,
+               np.array(segs, np.int64).reshape(-1, 2), mats["a"], mats["b"], mats["c"], pack(used_a[ni:]),
+               pack(used_b[:ni]), pack(used_b[ni:]))
 
 
 def coeff_classes(values: list[int]) -> np.ndarray:
@@ -367,6 +300,83 @@ def _array_names() -> list[str]:
     return names
 
 
+def _split(chunks: list[list], ni: int, id_type, num_constraints: int):
+    """Walk the recorded chunks of A, B, C (templates and plain-row arrays, at the same rows in all
+    three) into: per matrix the distinct templates' (counts, vars, cids) and the plain chunks'
+    (counts, columns, cids); one BLOCK_FIELDS tuple per block; the wire tables (flat columns); the
+    plain segments [first row, rows]."""
+    if len({len(c) for c in chunks}) != 1:
+        raise InputError("A, B and C were recorded in different chunks")
+    tpls: list[list[tuple]] = [[], [], []]
+    plains: list[list[tuple]] = [[], [], []]
+    blocks, wires, segs = [], [], []
+    row = wire_off = 0
+    for triple in zip(*chunks):
+        if all(isinstance(t, Template) for t in triple):
+            t0 = triple[0]
+            if any((t.k, t.serial, t.rows, t.aux_base, t.in_base) != (t0.k, t0.serial, t0.rows, t0.aux_base, t0.in_base)
+                   for t in triple) or t0.parent_serial != 0:
+                raise InputError("A, B and C disagree on a batch template")
+            body = [(t.counts, _template_vars(t, ni), t.cids.astype(id_type)) for t in triple]
+            tpl = next((j for j in range(len(tpls[0])) if _same_rows(body, [lst[j] for lst in tpls])), len(tpls[0]))
+            if tpl == len(tpls[0]):
+                for lst, mat in zip(tpls, body):
+                    lst.append(mat)
+            table = columns(t0.tables, ni).reshape(-1, t0.k)
+            if np.any(table < 0):
+                raise InputError("a wire table of a top-level batch names a non-circuit variable")
+            blocks.append((tpl, t0.k, row, ni + t0.aux_base, t0.aux_per, t0.in_base, t0.in_per, wire_off,
+                           table.shape[0]))
+            wires.append(table.reshape(-1))
+            wire_off += table.size
+            row += t0.rows
+        elif not any(isinstance(t, Template) for t in triple):
+            n = len(triple[0][0])
+            if any(len(t[0]) != n for t in triple):
+                raise InputError("A, B and C disagree on a chunk of plain rows")
+            for lst, (counts, codes, cids) in zip(plains, triple):
+                cols = columns(codes, ni)
+                if np.any(cols < 0):
+                    raise InputError("template codes left in top-level rows")
+                lst.append((counts, cols, cids.astype(id_type)))
+            if segs and segs[-1][0] + segs[-1][1] == row:
+                segs[-1][1] += n
+            elif n:
+                segs.append([row, n])
+            row += n
+        else:
+            raise InputError("A, B and C disagree on where a batch template lies")
+    if row != num_constraints:
+        raise InputError(f"recorded rows ({row}) != num_constraints ({num_constraints})")
+    return tpls, plains, blocks, wires, segs
+
+
+def _matrix(tpls: list[tuple], plains: list[tuple], col_type, id_type) -> PceMatrix:
+    tnnz = sum(body[1].size for body in tpls)
+    cat = lambda parts, dtype: np.concatenate([np.zeros(0, dtype)] + parts)  # noqa: E731
+    return PceMatrix(_offsets([b[0] for b in tpls], _INT_TYPES[tnnz >= 2**31]),
+                     _narrow(cat([b[1] for b in tpls], np.int64), 2**31), cat([b[2] for b in tpls], id_type),
+                     _offsets([p[0] for p in plains], np.int64), cat([p[1] for p in plains], np.int64).astype(col_type),
+                     cat([p[2] for p in plains], id_type))
+
+
+def _used(mat: PceMatrix, blocks: np.ndarray, tpl_rows: np.ndarray, wire_cols: np.ndarray, coeffs: np.ndarray,
+          ncols: int) -> np.ndarray:
+    """(ncols,) bool: the columns some row of the matrix names with a non-zero (summed) coefficient."""
+    ks = blocks[:, 1]
+    jobs = np.stack([np.repeat(np.arange(ks.shape[0]), ks), np.arange(ks.sum()) - np.repeat(np.cumsum(ks) - ks, ks)],
+                    axis=1).astype(np.int64)
+    used = np.zeros(ncols, np.uint8)
+    _mark_used(jobs, blocks, tpl_rows, mat.tpl_indptr, mat.tpl_vars, mat.tpl_cids, wire_cols, mat.plain_indptr,
+               mat.plain_cols, mat.plain_cids, coeffs, max(_longest(mat.tpl_indptr), _longest(mat.plain_indptr)), used)
+    return used.astype(bool)
+
+
+def _same_rows(x: list[tuple], y: list[tuple]) -> bool:
+    """Whether two templates' (counts, vars, cids) of A, B and C are equal."""
+    return all(np.array_equal(p, q) for mx, my in zip(x, y) for p, q in zip(mx, my))
+
+
 def _unpack(bits: np.ndarray, n: int) -> np.ndarray:
     return np.unpackbits(bits, count=n, bitorder="little").astype(bool)
 
@@ -378,7 +388,8 @@ def _expect(arr, dtypes, ndim: int, what: str) -> None:
 
 
 def _bad_offsets(indptr: np.ndarray, end: int | None) -> bool:
-    return indptr.size == 0 or indptr[0] != 0 or bool(np.any(np.diff(indptr) < 0)) or (end is not None and indptr[-1] != end)
+    return (indptr.size == 0 or indptr[0] != 0 or bool(np.any(np.diff(indptr) < 0))
+            or (end is not None and indptr[-1] != end))
 
 
 def _out_of(arr: np.ndarray, n: int) -> bool:

@@ -126,6 +126,21 @@ def strict_equal(a: Any, b: Any) -> bool:
     return a == b
 
 
+def project(value: Any, like: Any, ignored: Sequence[str] = ("_h",)) -> Any:
+    """`value` without the object keys that `like` lacks at the same place (unknown fields, which a
+    serde reader ignores) and without `ignored` keys: what a reader that ignores them sees."""
+    if isinstance(value, dict) and isinstance(like, dict):
+        return {k: project(v, like[k], ignored) for k, v in value.items() if k in like and k not in ignored}
+    if isinstance(value, list) and isinstance(like, list) and len(value) == len(like):
+        return [project(v, w, ignored) for v, w in zip(value, like)]
+    return value
+
+
+def same_meaning(value: Any, like: Any, ignored: Sequence[str] = ("_h",)) -> bool:
+    """strict_equal after `project`: equal but for unknown and ignored keys."""
+    return strict_equal(project(value, like, ignored), project(like, like, ignored))
+
+
 class NotStrictJson(ValueError):
     """Text that a strict JSON reader must refuse."""
 
@@ -149,7 +164,7 @@ def strict_loads(data: bytes) -> Any:
 
     try:
         value = json.loads(text, parse_constant=constant, object_pairs_hook=pairs)
-    except (json.JSONDecodeError, RecursionError) as e:
+    except (ValueError, RecursionError) as e:  # JSONDecodeError, or an int literal over Python's digit limit
         raise NotStrictJson(type(e).__name__) from e
     if _has_inf(value):
         raise NotStrictJson("a number overflows to infinity")

@@ -34,7 +34,7 @@ from cuzk.errors import CuzkError
 
 from .mutators import (FILE_KINDS, IS_ROOT, Mutation, NotStrictJson, make_kind, mutate_bytes, mutate_json,
                        mutate_json_text, mutate_npy, npy_data_offset, path_text, pick, random_walk, rbytes,
-                       replace_at, set_u32, short, strict_equal, strict_loads, weighted)
+                       replace_at, same_meaning, set_u32, short, strict_equal, strict_loads, weighted)
 
 PROOF_NAME = "StackedDrg2KiBV1_1"
 STEM = "fuzz-tiny"
@@ -856,7 +856,7 @@ class C1(Surface):
             if problems:
                 return problems
             if dump == self.seeds.c1_dump:
-                if lenient or (meaning is not None and strict_equal(meaning, self.seeds.c1_obj)):
+                if lenient or (meaning is not None and same_meaning(meaning, self.seeds.c1_obj)):
                     return []
                 if meaning is None:
                     return [("accepted", "input that is not strict JSON read as the original")]
@@ -938,7 +938,7 @@ class Sectors(Surface):
                 if new != raw:
                     break
             (path / "meta.json").write_bytes(new)
-            harmless = m.lenient or (meaning is not None and strict_equal(_lower_hex(meaning), meta))
+            harmless = m.lenient or (meaning is not None and same_meaning(_lower_hex(meaning), meta))
             desc = f"meta.json {m.desc}"
         elif op in ("npy_header", "npy_data", "npy_size"):
             target = pick(rng, NPY)
@@ -1314,9 +1314,10 @@ class ApiTypes(Surface):
                 return True
             if call_name == "seal(sector_id=x)" and isinstance(value, (int, np.integer)) and 0 <= value < 1 << 64:
                 return True
-            if call_name in ("parents_cache(proof, path=x)", "seal(parents_dir=x)") and isinstance(value, str) \
-                    and value:
-                return True  # a relative path: the file or directory is made in the (scratch) cwd
+            if call_name in ("parents_cache(proof, path=x)", "seal(parents_dir=x)") and isinstance(value, str):
+                return True  # a relative path ('' is '.'): the file or directory is made in the (scratch) cwd
+            if call_name == "as_c1(c1, seed=x)" and value is None:
+                return True  # the seed is optional for a C1 output, which carries its own
             if call_name.startswith(("parents_cache(proof, path=x)", "seal(parents_dir=x)", "seal(data=x)")) \
                     and value is None:
                 return True  # the documented default
@@ -1421,7 +1422,7 @@ class Cli(Surface):
                 argv[2] = str(p.relative_to(scratch))
                 desc = f"prove, c1.json {d}"
             else:
-                out = pick(rng, ["outdir", "c1.json/x", "missing-dir/x.proof", "c1.json"])
+                out = pick(rng, ["outdir", "c1.json/x", "missing-dir/x.proof", "forged.vk/x"])
                 if out == "outdir":
                     (scratch / out).mkdir()
                 argv += ["--out", out]
@@ -1438,6 +1439,7 @@ class Cli(Surface):
                 argv = [pick(rng, ["prove", "verify", "seal"])] + argv
             if argv[:1] == ["seal"]:
                 argv.append("new-sector")
+            may_succeed = True  # garbage may form a valid command (`seal new-sector`): judged on the rest
             desc = f"argv {short(argv, 80)}"
         before = snapshot(scratch)
 
@@ -1526,6 +1528,9 @@ def _same_public(raw: bytes, orig: dict) -> bool:
     return isinstance(obj, dict) and all(k in obj and strict_equal(obj[k], orig[k]) for k in keys)
 
 
+_CHOICES = re.compile(r"\(choose from [^)]*\)")  # argparse lists the valid names: not an echo of input
+
+
 def cli_problems(done: subprocess.CompletedProcess, scratch: Path, may_succeed: bool) -> list[Problem]:
     """The CLI's contract for bad input (see cuzk.cli EPILOG)."""
     err = done.stderr.replace(str(scratch), "<dir>")
@@ -1548,7 +1553,7 @@ def cli_problems(done: subprocess.CompletedProcess, scratch: Path, may_succeed: 
             return [("stderr lines", f"{len(lines)} lines on stderr: {short(err, 160)}")]
         if ": error: " not in last and not last.startswith("cuzk: error"):
             return [("stderr", f"exit 2 without an error line: {short(last, 160)}")]
-        if len(message_text(last)) > MESSAGE_LIMIT:
+        if len(message_text(_CHOICES.sub("(choose from ...)", last))) > MESSAGE_LIMIT:
             return [("long message", f"{len(last)} characters: {short(last, 100)}")]
     return []
 

@@ -41,12 +41,11 @@ def _evaluate(tiles, blocks, tpl_rows, indptr, tvars, tcids, wire_cols, pindptr,
                     acc = _term(acc, limbs.fr_load(w[pcols[e]]), pcids[e], coeffs)
                 limbs.fr_store(out[i0 + p - r0], acc)
             continue
-        tpl, k, row_base = blocks[b, 0], blocks[b, 1], blocks[b, 2]
-        aux_col, aux_per, in_col, in_per, wire_off = blocks[b, 3], blocks[b, 4], blocks[b, 5], blocks[b, 6], blocks[b, 7]
+        tpl, k, row_base, wire_off = blocks[b, 0], blocks[b, 1], blocks[b, 2], blocks[b, 7]
         first = tpl_rows[tpl]
         per = tpl_rows[tpl + 1] - first
         for i in range(i0, i1):
-            aux0, in0 = aux_col + i * aux_per, in_col + i * in_per
+            aux0, in0 = blocks[b, 3] + i * blocks[b, 4], blocks[b, 5] + i * blocks[b, 6]
             for r in range(r0, r1):
                 acc = limbs.FR_ZERO
                 for e in range(indptr[first + r], indptr[first + r + 1]):

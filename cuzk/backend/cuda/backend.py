@@ -67,6 +67,11 @@ class CudaBackend:
             return spmv.evaluate(matrix, witness,
                                  lambda need, what: self.residency.make_room(need, self.budget, what))
 
+    def evaluate_pce(self, pce, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(A w, B w, C w) through the flat CSR export and the GPU SpMV. A kernel that reads the
+        template form directly (each template row once for all its instances) is not written yet."""
+        return tuple(self.evaluate(matrix, witness) for matrix in pce.to_csr())
+
     def ntt(self, values):
         with self._on_device():
             return ntt_cuda.ntt(values)

@@ -135,3 +135,23 @@ def test_device_properties_come_from_the_device(monkeypatch):
     assert info.total_bytes == total
     assert 0 < be.budget.bytes <= total and "default" in be.budget.source
     assert info.shared_mem_per_block_optin >= info.shared_mem_per_block > 0
+
+
+# ---- evaluation from the template form (PCE) ---------------------------------------------------------
+def test_evaluate_pce_matches_cpu(cpu, rng):
+    from cuzk.r1cs import ONE, ConstraintSystem
+    from cuzk.r1cs.pce import build
+
+    cs = ConstraintSystem("constraints")
+    x = cs.alloc_input()
+    outside = cs.alloc()
+    cs.enforce(x + outside, x, outside)
+    with cs.batch(7) as blk:  # a template of 3 rows, 7 instances, wired to outside variables
+        y, z = blk.alloc(), blk.alloc()
+        blk.enforce(y + 3 * z, y - ONE, z * 5)
+        blk.enforce(y, x, outside + y)
+        blk.enforce(z, z, y)
+    pce = build(cs)
+    w = Fr.random(cs.num_inputs + cs.num_aux, rng)
+    for got, want in zip(CudaBackend().evaluate_pce(pce, w), cpu.evaluate_pce(pce, w), strict=True):
+        np.testing.assert_array_equal(np.asarray(got), want)
