@@ -63,21 +63,26 @@ def as_c1(source: Source, seed: bytes | None = None) -> tuple[C1Output, tuple[by
     """A C1 output from a C1Output, a C1 JSON file, a Sector or a sector directory (these two need the
     32-byte interactive `seed`), with (prover_id, sector_id) when known (a sector)."""
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        source = Sector.open(path) if path.is_dir() else C1Output.read(path)
+        source = _open_path(source, check_paths=True)
     if isinstance(source, C1Output):
-        if seed is not None and bytes(seed) != source.seed:
+        if seed is not None and _seed(seed, "the seed must be") != source.seed:
             raise InputError("the seed given differs from the C1 output's seed")
         return source, None
     if isinstance(source, Sector):
-        if seed is None:
-            raise InputError("proving a sector needs the interactive seed (32 bytes)")
-        if not isinstance(seed, (bytes, bytearray)) or len(seed) != 32:
-            raise InputError("seed must be 32 bytes")
-        c1 = C1Output(source.proof, source.vanilla_proofs(bytes(seed)), source.comm_r, source.comm_d,
-                      source.replica_id, bytes(seed), source.ticket)
+        seed = _seed(seed, "proving a sector needs the interactive seed")
+        c1 = C1Output(source.proof, source.vanilla_proofs(seed), source.comm_r, source.comm_d,
+                      source.replica_id, seed, source.ticket)
         return c1, (source.prover_id, source.sector_id)
     raise InputError(f"expected a C1Output, a Sector or a path, got {type(source).__name__}")
+
+
+def _open_path(source: str | os.PathLike, check_paths: bool) -> C1Output | Sector:
+    """The sector directory or C1 JSON file at `source` (InputError for an empty or bytes path)."""
+    name = os.fspath(source)
+    if not isinstance(name, str) or not name:
+        raise InputError(f"expected a non-empty str path, got {name!r:.60}")
+    path = Path(name)
+    return Sector.open(path) if path.is_dir() else C1Output.read(path, check_paths)
 
 
 def public_inputs(c1: C1Output) -> list[list[int]]:
@@ -193,11 +198,10 @@ def verify(source: Source, proof: bytes, seed: bytes | None = None, *,
     by default the official one if present, else cuzk's own (ParamsNotFoundError without either).
     A proof of the wrong length or with an invalid point raises ProofFormatError."""
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        source = Sector.open(path) if path.is_dir() else C1Output.read(path, check_paths=False)
+        source = _open_path(source, check_paths=False)
     if isinstance(source, Sector):
         c1 = C1Output(source.proof, [], source.comm_r, source.comm_d, source.replica_id,
-                      _seed(seed), source.ticket)
+                      _seed(seed, "verifying a sector's proof needs the interactive seed"), source.ticket)
     else:
         c1, _ = as_c1(source, seed)
     proofs = split_proof(proof, c1.config.partitions)
@@ -209,7 +213,11 @@ def verify(source: Source, proof: bytes, seed: bytes | None = None, *,
     return groth16.verify_batch(vk, public_inputs(c1), proofs)
 
 
-def _seed(seed: bytes | None) -> bytes:
+def _seed(seed: object, what: str) -> bytes:
+    """`seed` as bytes: it must be 32 bytes (bytes, bytearray or a byte memoryview), else InputError."""
+    if isinstance(seed, memoryview) and seed.format in ("B", "b", "c") and seed.ndim == 1:
+        seed = bytes(seed)
     if not isinstance(seed, (bytes, bytearray)) or len(seed) != 32:
-        raise InputError("verifying a sector's proof needs the interactive seed (32 bytes)")
+        got = f"{len(seed)} bytes" if isinstance(seed, (bytes, bytearray)) else f"a {type(seed).__name__}"
+        raise InputError(f"{what}: 32 bytes, got {got}")
     return bytes(seed)

@@ -6,17 +6,21 @@ import argparse
 import hashlib
 import logging
 import os
+import re
 import secrets
+import string
 import sys
 import tempfile
 import time
 import traceback
 from pathlib import Path
+from typing import NoReturn
 
 from cuzk import __version__
 from cuzk.errors import CuzkError, InputError
 from cuzk.util.atomic import atomic_write
-from cuzk.util.jsonio import read_limited
+from cuzk.util.fileio import irregular_reason, is_regular, open_regular
+from cuzk.util.jsonio import QUOTE_CHARS, quote, read_limited
 
 EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130  # 0 success, 1 invalid (see EPILOG)
 EPILOG = """exit status:
@@ -43,13 +47,13 @@ SMALL_SIZES = (2 << 10, 8 << 20)
 
 
 def _hex32(text: str) -> bytes:
-    try:
-        value = bytes.fromhex(text.removeprefix("0x"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not hex: {text!r}") from None
-    if len(value) != 32:
-        raise argparse.ArgumentTypeError(f"expected 32 bytes (64 hex digits), got {len(value)}")
-    return value
+    """32 bytes from exactly 64 hex digits (an optional 0x prefix; no spaces)."""
+    digits = text.removeprefix("0x")
+    if len(digits) != 64:
+        raise argparse.ArgumentTypeError(f"expected 32 bytes (64 hex digits), got {len(digits):,} characters")
+    if not all(c in string.hexdigits for c in digits):
+        raise argparse.ArgumentTypeError(f"not hex: {quote(text)}")
+    return bytes.fromhex(digits)
 
 
 def _seed_arg(text: str) -> bytes:
@@ -59,13 +63,15 @@ def _seed_arg(text: str) -> bytes:
 # ---------------------------------------------------------------- paths, checked before the work
 
 def _check_input(option: str, path: str | os.PathLike) -> None:
-    """`path` opens for reading (InputError naming the option: missing, a directory, no permission,
-    a path below a regular file)."""
+    """`path` is a regular file that opens for reading (InputError naming the option: missing, a
+    directory, a FIFO, no permission, a path below a regular file); opening never blocks."""
     try:
-        with open(path, "rb"):
+        with open_regular(path) as (_, st):
             pass
     except OSError as e:
         raise InputError(f"{option} {os.fspath(path)}: {e.strerror or e}") from None
+    if not is_regular(st):
+        raise InputError(f"{option} {os.fspath(path)}: {irregular_reason(st)[1]}")
 
 
 def _check_directory(option: str, path: str | os.PathLike) -> None:
@@ -312,8 +318,28 @@ def _add_gpu_commands(sub) -> None:
     bp.set_defaults(run=_gpu_build)
 
 
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|\S+")  # quoted values, else single words
+ERROR_MAX_CHARS = 200  # of a usage error's message, before any list of choices
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors (exit 2) quote at most QUOTE_CHARS characters of any value."""
+
+    def error(self, message: str) -> NoReturn:
+        def cut(m: re.Match) -> str:
+            text = m.group()
+            if len(text) <= QUOTE_CHARS:
+                return text
+            close = text[0] if text[0] in "'\"" else ""
+            return f"{text[:QUOTE_CHARS]}{close}... ({len(text) - 2 * len(close):,} characters)"
+        head, sep, choices = _QUOTED.sub(cut, message).partition(" (choose from ")  # choices: ours, kept
+        if len(head) > ERROR_MAX_CHARS:
+            head = head[:ERROR_MAX_CHARS] + "..."
+        super().error(head + sep + choices)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cuzk", description="GPU Groth16 prover for Filecoin PoRep",
+    parser = _Parser(prog="cuzk", description="GPU Groth16 prover for Filecoin PoRep",
                                      epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"cuzk {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log stage timings")

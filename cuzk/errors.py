@@ -128,6 +128,20 @@ class C1FormatError(InputError):
         super().__init__(f"C1 field {field}: {reason}")
 
 
+class C1ReadError(CuzkError, OSError):
+    """A C1 output file that cannot be opened or read (missing, a directory, not a regular file, a
+    symlink loop, no permission, shorter than when opened); names the path. `errno` is the failure's
+    where there is one, so callers catching OSError still see it."""
+
+    def __init__(self, path: str, reason: str, errno: int | None = None) -> None:
+        self.path, self.reason = path, reason
+        super().__init__(f"C1 output {path}: {reason}")
+        self.errno, self.filename = errno, path
+
+    def __str__(self) -> str:  # OSError's would be "[Errno n] ...", as errno is set
+        return f"C1 output {self.path}: {self.reason}"
+
+
 class SectorError(CuzkError):
     """A sector directory that is missing, incomplete or inconsistent with its metadata."""
 

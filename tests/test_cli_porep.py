@@ -122,7 +122,7 @@ def test_verify_exit_statuses(sealed, tmp_path, cache, capsys):
     assert "no verifying key" in capsys.readouterr().err
     own = params_cache.cuzk_files(params_cache.porep_stem(2048))  # cuzk's own 2KiB vk, found by name
     write_vk(own.vk, loaded.vk)
-    own.meta.write_text("{}")
+    own.meta.write_text(json.dumps({"stem": own.stem, "circuit_digest": "ab" * 32}))  # find_vk needs a record
     assert main(["verify", "--c1", str(sealed / "c1.json"), "--proof", str(good)]) == 0
     assert f"valid (checked with cuzk's own verifying key {own.vk})" in capsys.readouterr().out
 

@@ -21,10 +21,9 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from cuzk.errors import C1FormatError, CuzkError, InputError, VanillaProofError
+from cuzk.errors import C1FormatError, C1ReadError, CuzkError, InputError, InputTooLargeError, VanillaProofError
 from cuzk.ff.fields import Fr
 from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.labels import replica_id as make_replica_id
@@ -33,6 +32,7 @@ from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, binary_arities, comp
                               tree_r_shape)
 from cuzk.porep.vanilla import ChallengeProof, ColumnProof, LabelProof, verify_all
 from cuzk.util.atomic import atomic_write
+from cuzk.util.fileio import irregular_reason, is_regular, open_regular, pread_into
 from cuzk.util.jsonio import as_int, as_object, describe, load_json, quote
 
 # about twice the largest C1 (64GiB non-interactive PoRep: 2,268 challenges, some 0.5 GB of JSON)
@@ -123,21 +123,52 @@ class C1Output:
         return out
 
     @classmethod
-    def loads(cls, text: str | bytes, check_paths: bool = True) -> C1Output:
-        """A C1 output from its JSON text (C1FormatError for anything malformed)."""
-        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-        return cls.from_json(_load(data), check_paths)
+    def loads(cls, text: str | bytes | bytearray | memoryview, check_paths: bool = True) -> C1Output:
+        """A C1 output from its JSON text (C1FormatError for anything malformed; InputError for a value
+        that is not text or bytes)."""
+        if isinstance(text, str):
+            data = text.encode("utf-8", "surrogatepass")
+        elif isinstance(text, (bytes, bytearray, memoryview)):
+            data = bytes(text)
+        else:
+            raise InputError(f"C1 JSON text must be str or bytes, got {type(text).__name__}")
+        return cls.from_json(_load(data, "C1 output"), check_paths)
 
     @classmethod
     def read(cls, path: str | os.PathLike, check_paths: bool = True) -> C1Output:
-        """A C1 output from a JSON file: C1FormatError for its content; OSErrors (missing file, a
-        directory, no permission) pass through."""
-        return cls.from_json(_load(Path(path)), check_paths)
+        """A C1 output from a JSON file: C1FormatError for its content, C1ReadError (an OSError) naming
+        the path for a file that cannot be read (missing, a directory, a FIFO, no permission)."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise InputError(f"a C1 file path must be str or os.PathLike, got {type(path).__name__}")
+        name = os.fspath(path)
+        if not isinstance(name, str) or not name:
+            raise InputError(f"a C1 file path must be a non-empty str, got {quote(name)}")
+        return cls.from_json(_load(_read_file(name), f"C1 output {name}"), check_paths)
 
 
-def _load(source: bytes | Path) -> Any:
+def _read_file(name: str) -> bytes:
+    """The bytes of the regular file `name`, opened without blocking (a FIFO is refused, not waited on)."""
     try:
-        return load_json(source, what="C1 output", max_bytes=C1_MAX_BYTES, max_depth=C1_MAX_DEPTH)
+        with open_regular(name) as (fd, st):
+            size = st.st_size
+            if is_regular(st) and size <= C1_MAX_BYTES:
+                data = bytearray(size)
+                got = pread_into(fd, memoryview(data), 0)
+    except OSError as e:
+        raise C1ReadError(name, e.strerror or str(e), e.errno) from None
+    if not is_regular(st):
+        code, reason = irregular_reason(st)
+        raise C1ReadError(name, reason, code)
+    if size > C1_MAX_BYTES:
+        raise C1FormatError("<top>", str(InputTooLargeError(f"C1 output {name}", size, C1_MAX_BYTES)))
+    if got != size:
+        raise C1ReadError(name, f"truncated while being read (at byte {got:,} of {size:,})")
+    return bytes(data)
+
+
+def _load(data: bytes, what: str) -> Any:
+    try:
+        return load_json(data, what=what, max_bytes=C1_MAX_BYTES, max_depth=C1_MAX_DEPTH)
     except InputError as e:  # too large, too deep, not UTF-8, not JSON
         raise C1FormatError("<top>", str(e)) from None
 

@@ -167,17 +167,29 @@ def load_or_generate(stem: str, circuit: Circuit, *, progress: bool = True,
 
 def find_vk(stem: str) -> tuple[VerifyingKey, ParamsFiles]:
     """The verifying key to check proofs of circuit `stem` with: the official one if present, else
-    cuzk's own (ParamsNotFoundError when neither exists)."""
+    cuzk's own when its .meta is a valid record (ParamsNotFoundError when neither is usable)."""
     official, own = official_files(stem), cuzk_files(stem)
     _check_files(official.vk, own.vk, own.meta)
     if official.vk.is_file():
         with _cache_errors(official.directory):
             return read_vk(official.vk), official
-    if own.vk.is_file() and own.meta.is_file():
+    if own.vk.is_file():
+        if not _is_record(read_meta(own), own):
+            raise ParamsNotFoundError(f"no verifying key: {official.vk} does not exist and cuzk's own {own.vk} "
+                                      f"is stale ({own.meta} is missing or not a valid record; prove once to "
+                                      "generate cuzk's own parameters again, or pass a .vk)")
         with _cache_errors(own.directory):
             return read_vk(own.vk), own
     raise ParamsNotFoundError(f"no verifying key: neither {official.vk} nor {own.vk} exists "
                               "(prove once to generate cuzk's own parameters, or pass a .vk)")
+
+
+def _is_record(meta: dict | None, files: ParamsFiles) -> bool:
+    """Whether `meta` is a .meta record as _generate writes it for `files`: its stem and a circuit
+    digest of 64 lowercase hex digits (find_vk has no circuit to compare the digest with)."""
+    digest = meta.get("circuit_digest") if meta is not None else None
+    return (meta is not None and meta.get("stem") == files.stem and isinstance(digest, str) and len(digest) == 64
+            and all(c in "0123456789abcdef" for c in digest))
 
 
 def read_meta(files: ParamsFiles) -> dict | None:

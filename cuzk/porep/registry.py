@@ -8,6 +8,7 @@ import enum
 from dataclasses import dataclass
 
 from cuzk.errors import InputError
+from cuzk.util.jsonio import quote
 
 NODE_SIZE = 32
 BASE_DEGREE = 6
@@ -129,7 +130,9 @@ def get_proof(key: int | str | RegisteredProof) -> RegisteredProof:
     """Look a registered proof up by id (0..19), name ("StackedDrg2KiBV1_1") or pass one through."""
     if isinstance(key, RegisteredProof):
         return key
+    if not isinstance(key, (int, str)):
+        raise InputError(f"a registered seal proof is an id or a name, got {type(key).__name__}")
     found = PROOFS.get(key) if isinstance(key, int) else BY_NAME.get(key)
     if found is None:
-        raise InputError(f"unknown registered seal proof {key!r}")
+        raise InputError(f"unknown registered seal proof {quote(key)}")
     return found

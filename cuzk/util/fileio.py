@@ -7,6 +7,7 @@ own typed error.
 """
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -26,6 +27,13 @@ def open_regular(path: str | os.PathLike) -> Iterator[tuple[int, os.stat_result]
 
 def is_regular(st: os.stat_result) -> bool:
     return stat.S_ISREG(st.st_mode)
+
+
+def irregular_reason(st: os.stat_result) -> tuple[int | None, str]:
+    """Why a file that is not regular is refused: (errno, message), EISDIR for a directory."""
+    if stat.S_ISDIR(st.st_mode):
+        return errno.EISDIR, os.strerror(errno.EISDIR)
+    return None, "not a regular file"
 
 
 def pread_into(fd: int, out: memoryview, offset: int) -> int:
