@@ -69,7 +69,7 @@ def as_c1(source: Source, seed: bytes | None = None) -> tuple[C1Output, tuple[by
             raise InputError("the seed given differs from the C1 output's seed")
         return source, None
     if isinstance(source, Sector):
-        seed = _seed(seed, "proving a sector needs the interactive seed")
+        seed = _seed(seed, "proving a sector needs an interactive seed of")
         c1 = C1Output(source.proof, source.vanilla_proofs(seed), source.comm_r, source.comm_d,
                       source.replica_id, seed, source.ticket)
         return c1, (source.prover_id, source.sector_id)
@@ -201,7 +201,7 @@ def verify(source: Source, proof: bytes, seed: bytes | None = None, *,
         source = _open_path(source, check_paths=False)
     if isinstance(source, Sector):
         c1 = C1Output(source.proof, [], source.comm_r, source.comm_d, source.replica_id,
-                      _seed(seed, "verifying a sector's proof needs the interactive seed"), source.ticket)
+                      _seed(seed, "verifying a sector's proof needs an interactive seed of"), source.ticket)
     else:
         c1, _ = as_c1(source, seed)
     proofs = split_proof(proof, c1.config.partitions)
@@ -219,5 +219,5 @@ def _seed(seed: object, what: str) -> bytes:
         seed = bytes(seed)
     if not isinstance(seed, (bytes, bytearray)) or len(seed) != 32:
         got = f"{len(seed)} bytes" if isinstance(seed, (bytes, bytearray)) else f"a {type(seed).__name__}"
-        raise InputError(f"{what}: 32 bytes, got {got}")
+        raise InputError(f"{what} 32 bytes, got {got}")
     return bytes(seed)

@@ -213,3 +213,32 @@ def test_interrupt(files):
 def test_help_documents_the_exit_statuses():
     out = cli("--help").stdout
     assert "exit status:" in out and all(f"\n  {code} " in out for code in (0, 1, 2, 3, 130)) and "--debug" in out
+
+
+@pytest.mark.parametrize("value", [" ".join(["00"] * 32), "00" * 31 + " 0", "0x" + "00" * 31, "g" * 64],
+                         ids=["spaced", "space-inside", "short", "not-hex"])
+def test_hex_options_need_exactly_64_hex_digits(tmp_path, value):
+    """bytes.fromhex takes spaces: --prover-id / --ticket / --seed must be 64 hex digits, nothing else."""
+    for option in ("--prover-id", "--ticket", "--seed"):
+        done = cli("seal", tmp_path / "s", option, value)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert f"argument {option}:" in done.stderr.splitlines()[-1]
+    assert not (tmp_path / "s").exists()
+
+
+def test_fifo_input_is_refused_not_waited_on(files, tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    t = time.perf_counter()
+    assert "not a regular file" in one_line(cli("prove", "--c1", tmp_path / "fifo", timeout=30))
+    assert time.perf_counter() - t < 30
+
+
+@pytest.mark.parametrize("args", [["seal", "s", "--proof", "R" * 5000], ["seal", "s", "--sector-id", "9" * 5000],
+                                  ["selftest", *["x"] * 2000]], ids=["choice", "int", "many-words"])
+def test_usage_errors_quote_huge_arguments_short(args):
+    """argparse echoes a bad value in full; cuzk's parser cuts it (still usage, then one line, exit 2)."""
+    done = cli(*args)
+    lines = done.stderr.splitlines()
+    message = lines[-1].split(" (choose from ")[0]  # the list of valid names is cuzk's own
+    assert done.returncode == 2 and lines[0].startswith("usage:") and len(message) < 300, done.stderr
+    assert message.endswith(("characters)", "..."))

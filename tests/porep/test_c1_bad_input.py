@@ -1,13 +1,16 @@
 """Bad C1 input is a C1FormatError naming the field (or, for the text as a whole, the byte offset), never
 a raw exception: deep nesting, huge numbers, non-integers where integers belong, commitments of the
 wrong length or not canonical, and huge values quoted short."""
+import errno
 import json
+import os
 import time
 
 import numpy as np
 import pytest
 
-from cuzk.errors import C1FormatError
+from cuzk import api
+from cuzk.errors import C1FormatError, C1ReadError, InputError
 from cuzk.ff.fields import Fr
 from cuzk.porep import c1 as c1_mod
 from cuzk.porep.c1 import C1Output
@@ -140,13 +143,55 @@ def test_too_large_before_reading(tmp_path):
     assert time.perf_counter() - t < 1
 
 
-def test_file_errors_are_oserrors(tmp_path):
-    """The reader names a bad file by an OSError (the CLI turns it into one line)."""
+def test_file_errors_are_typed_oserrors(tmp_path):
+    """A file that cannot be read is a C1ReadError naming the path, still an OSError with the errno
+    (missing, a directory, a path below a regular file, a symlink loop); a FIFO is refused, not waited on."""
     (tmp_path / "f").write_text("{}")
-    for path, error in ((tmp_path / "missing.json", FileNotFoundError), (tmp_path, IsADirectoryError),
-                        (tmp_path / "f" / "c1.json", NotADirectoryError)):
-        with pytest.raises(error):
+    (tmp_path / "loop").symlink_to("loop")
+    os.mkfifo(tmp_path / "fifo")
+    for path, code in ((tmp_path / "missing.json", errno.ENOENT), (tmp_path, errno.EISDIR),
+                       (tmp_path / "f" / "c1.json", errno.ENOTDIR), (tmp_path / "loop", errno.ELOOP),
+                       (tmp_path / "fifo", None)):
+        t = time.perf_counter()
+        with pytest.raises(C1ReadError) as e:
             C1Output.read(path)
+        assert time.perf_counter() - t < 1
+        assert isinstance(e.value, OSError) and e.value.errno == code and str(path) in str(e.value)
+        assert not str(e.value).startswith("[Errno")
+
+
+@pytest.mark.parametrize("value", [None, 0, -1, True, np.int64(5), 7.5, float("nan"), [1], {}, 10 ** 5000],
+                         ids=lambda v: type(v).__name__)
+def test_wrong_python_types_are_input_errors(value):
+    """loads takes str / bytes only (an int is never taken for a file descriptor: loads(0) would read
+    stdin); read takes str / os.PathLike only."""
+    with pytest.raises(InputError, match="must be str"):
+        C1Output.loads(value)
+    with pytest.raises(InputError, match="must be str"):
+        C1Output.read(value)
+
+
+@pytest.mark.parametrize("value", ["", b"", b"c1.json"])
+def test_empty_or_bytes_path_is_an_input_error(value):
+    with pytest.raises(InputError, match="path must be"):
+        C1Output.read(value)
+
+
+@pytest.mark.parametrize("seed", [7.5, 2 ** 64, -1, 32, "00" * 32, [0] * 32, bytes(31), np.zeros(32, np.uint8)],
+                         ids=repr)
+def test_as_c1_seed_must_be_32_bytes(good, seed):
+    """as_c1 refuses a seed that is not 32 bytes (bytes(32) is 32 zeros: an int is never a seed)."""
+    c1 = C1Output.from_json(good)
+    with pytest.raises(InputError, match="32 bytes"):
+        api.as_c1(c1, seed)
+    assert api.as_c1(c1, memoryview(c1.seed))[0] is c1
+
+
+def test_as_c1_of_a_missing_path(tmp_path):
+    with pytest.raises(C1ReadError, match="No such file"):
+        api.as_c1(str(tmp_path / "x"), bytes(32))
+    with pytest.raises(InputError, match="non-empty"):
+        api.as_c1("", bytes(32))
 
 
 def test_the_good_c1_still_reads(good):

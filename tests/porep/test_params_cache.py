@@ -121,6 +121,22 @@ def test_find_vk_without_any(cache):
         P.find_vk(OFFICIAL_2KIB)
 
 
+@pytest.mark.parametrize("meta", ["", "{", "[]", "{}", '{"circuit_digest": false}', '{"circuit_digest": "ab"}',
+                                  "STEM-ONLY"], ids=["empty", "truncated", "array", "no-digest", "digest-false",
+                                                     "digest-short", "no-stem"])
+def test_find_vk_needs_a_valid_meta(cache, rng, meta):
+    """A .vk of cuzk's own is used only with a .meta record (its stem and a 64-hex-digit circuit digest)."""
+    first = P.load_or_generate("v", small_circuit(rng), progress=False)
+    own = P.cuzk_files("v")
+    assert P.find_vk("v") == (first.vk, own)
+    own.meta.write_text(json.dumps({"stem": own.stem}) if meta == "STEM-ONLY" else meta)
+    with pytest.raises(ParamsNotFoundError, match="is stale"):
+        P.find_vk("v")
+    own.meta.unlink()
+    with pytest.raises(ParamsNotFoundError, match="is stale"):
+        P.find_vk("v")
+
+
 def test_concurrent_callers_share_one_setup(cache, count_setups, rng):
     """Two concurrent callers: the lock makes the second wait and reuse the first's files."""
     circuit = small_circuit(rng)

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from cuzk import api
-from cuzk.errors import CuzkError, InputError, SectorError, SectorFileError
+from cuzk.errors import C1ReadError, CuzkError, InputError, SectorError, SectorFileError
+from cuzk.porep.graph import parents_cache
 from cuzk.porep.seal import Sector, seal
 from cuzk.porep.trees import poseidon2_bytes
 
@@ -365,3 +366,30 @@ def test_seal_bad_data_file_and_output(tmp_path):
 def test_every_error_is_typed(sector):
     """The classes of this module are CuzkErrors: the CLI prints them as one line."""
     assert issubclass(SectorFileError, SectorError) and issubclass(SectorError, CuzkError)
+
+
+@pytest.mark.parametrize("kind", ["missing", "below-a-file", "symlink-loop"])
+def test_a_sector_path_that_cannot_be_read_is_typed(tmp_path, kind):
+    """as_c1 of a path that is neither a directory nor a readable file: a typed error (an OSError too)
+    naming the path, never a raw FileNotFoundError / NotADirectoryError / ELOOP OSError."""
+    path = tmp_path / "sector"
+    if kind == "below-a-file":
+        path.write_bytes(b"x")
+        path = path / "x"
+    elif kind == "symlink-loop":
+        path.symlink_to("sector")
+    with pytest.raises(C1ReadError) as e:
+        api.as_c1(path, SEED)
+    assert isinstance(e.value, OSError) and str(path) in str(e.value)
+
+
+@pytest.mark.parametrize("value", [10 ** 5000, 2 ** 64, [1], None, 7.5], ids=["huge", "2**64", "list", "None", "7.5"])
+def test_proof_ids_are_checked_before_being_formatted(tmp_path, value):
+    """seal(proof=...) and parents_cache(...) of a huge int (str() of it raises ValueError), or a value
+    that is no id nor name: InputError with a short message, nothing written."""
+    with pytest.raises(InputError) as e:
+        seal(value, tmp_path / "s", prover_id=bytes(32), sector_id=1, ticket=bytes(32), progress=False)
+    assert len(str(e.value)) < 300 and not (tmp_path / "s").exists()
+    with pytest.raises(InputError) as e:
+        parents_cache(value)
+    assert len(str(e.value)) < 300
