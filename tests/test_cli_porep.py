@@ -1,5 +1,6 @@
 """`cuzk seal / prove / verify / demo`: files written, exit statuses (0 valid, 1 invalid, 2 typed error
 with a one-line message), and `cuzk demo`: the real 2KiB seal -> prove -> verify on the CPU, in CI."""
+import hashlib
 import json
 
 import numpy as np
@@ -122,7 +123,10 @@ def test_verify_exit_statuses(sealed, tmp_path, cache, capsys):
     assert "no verifying key" in capsys.readouterr().err
     own = params_cache.cuzk_files(params_cache.porep_stem(2048))  # cuzk's own 2KiB vk, found by name
     write_vk(own.vk, loaded.vk)
-    own.meta.write_text(json.dumps({"stem": own.stem, "circuit_digest": "ab" * 32}))  # find_vk needs a record
+    record = {"stem": own.stem, "circuit_digest": "ab" * 32,  # find_vk needs a record of this .vk
+              "vk_sha256": hashlib.sha256(own.vk.read_bytes()).hexdigest()}
+    record["record_sha256"] = params_cache._record_sha256(record)
+    own.meta.write_text(json.dumps(record))
     assert main(["verify", "--c1", str(sealed / "c1.json"), "--proof", str(good)]) == 0
     assert f"valid (checked with cuzk's own verifying key {own.vk})" in capsys.readouterr().out
 

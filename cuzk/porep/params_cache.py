@@ -174,7 +174,8 @@ def find_vk(stem: str) -> tuple[VerifyingKey, ParamsFiles]:
         with _cache_errors(official.directory):
             return read_vk(official.vk), official
     if own.vk.is_file():
-        if not _is_record(read_meta(own), own):
+        meta = read_meta(own)
+        if not _is_record(meta, own) or not _vk_matches(meta, own):
             raise ParamsNotFoundError(f"no verifying key: {official.vk} does not exist and cuzk's own {own.vk} "
                                       f"is stale ({own.meta} is missing or not a valid record; prove once to "
                                       "generate cuzk's own parameters again, or pass a .vk)")
@@ -185,11 +186,23 @@ def find_vk(stem: str) -> tuple[VerifyingKey, ParamsFiles]:
 
 
 def _is_record(meta: dict | None, files: ParamsFiles) -> bool:
-    """Whether `meta` is a .meta record as _generate writes it for `files`: its stem and a circuit
-    digest of 64 lowercase hex digits (find_vk has no circuit to compare the digest with)."""
+    """Whether `meta` is a .meta record as _generate writes it for `files`: its stem, a circuit digest
+    of 64 lowercase hex digits, and a record checksum that matches (so no field was changed since)."""
     digest = meta.get("circuit_digest") if meta is not None else None
     return (meta is not None and meta.get("stem") == files.stem and isinstance(digest, str) and len(digest) == 64
-            and all(c in "0123456789abcdef" for c in digest))
+            and all(c in "0123456789abcdef" for c in digest) and meta.get("record_sha256") == _record_sha256(meta))
+
+
+def _record_sha256(meta: dict) -> str:
+    """SHA-256 of the record's canonical JSON without its own checksum field."""
+    body = {k: v for k, v in meta.items() if k != "record_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _vk_matches(meta: dict, files: ParamsFiles) -> bool:
+    """Whether the .vk on disk is the one the record was written with."""
+    with _cache_errors(files.directory):
+        return meta.get("vk_sha256") == hashlib.sha256(files.vk.read_bytes()).hexdigest()
 
 
 def read_meta(files: ParamsFiles) -> dict | None:
@@ -248,8 +261,8 @@ def _cache_errors(directory: Path) -> Iterator[None]:
 
 def _fresh(files: ParamsFiles, digest: str) -> bool:
     meta = read_meta(files)
-    return (isinstance(meta, dict) and meta.get("circuit_digest") == digest
-            and files.params.is_file() and files.vk.is_file())
+    return (_is_record(meta, files) and meta.get("circuit_digest") == digest
+            and files.params.is_file() and files.vk.is_file() and _vk_matches(meta, files))
 
 
 def _generate(own: ParamsFiles, official: ParamsFiles, circuit: Circuit, digest: str, progress: bool,
@@ -272,7 +285,9 @@ def _generate(own: ParamsFiles, official: ParamsFiles, circuit: Circuit, digest:
                 "constraints": circuit.num_constraints, "inputs": circuit.num_inputs, "aux": circuit.num_aux,
                 "domain_size": circuit.domain_size, "setup_seconds": round(seconds, 1),
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "note": "cuzk's own Groth16 setup, NOT the Filecoin ceremony's parameters"}
+                "note": "cuzk's own Groth16 setup, NOT the Filecoin ceremony's parameters",
+                "vk_sha256": hashlib.sha256(own.vk.read_bytes()).hexdigest()}
+        meta["record_sha256"] = _record_sha256(meta)
         atomic_write(own.meta, json.dumps(meta, indent=1).encode())
     except BaseException:  # no .params / .vk without their .meta: the entry is gone, not half made
         for path in (own.params, own.vk):

@@ -137,6 +137,26 @@ def test_find_vk_needs_a_valid_meta(cache, rng, meta):
         P.find_vk("v")
 
 
+def test_a_changed_record_or_vk_is_stale(cache, rng):
+    """One changed character of the .meta record (still valid JSON and hex), or another .vk beside
+    it, makes cuzk's own entry stale: find_vk refuses it and load_or_generate makes it again."""
+    circuit = small_circuit(rng)
+    P.load_or_generate("w", circuit, progress=False)
+    own = P.cuzk_files("w")
+    text = own.meta.read_text()
+    digest = json.loads(text)["circuit_digest"]
+    own.meta.write_text(text.replace(digest, ("0" if digest[0] != "0" else "1") + digest[1:]))
+    with pytest.raises(ParamsNotFoundError, match="is stale"):
+        P.find_vk("w")
+    again = P.load_or_generate("w", circuit, progress=False)
+    assert P.find_vk("w") == (again.vk, own)
+    other = P.load_or_generate("x", small_circuit(rng), progress=False)
+    own.vk.write_bytes(P.cuzk_files("x").vk.read_bytes())
+    with pytest.raises(ParamsNotFoundError, match="is stale"):
+        P.find_vk("w")
+    assert other.vk != again.vk
+
+
 def test_concurrent_callers_share_one_setup(cache, count_setups, rng):
     """Two concurrent callers: the lock makes the second wait and reuse the first's files."""
     circuit = small_circuit(rng)
