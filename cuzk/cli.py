@@ -1,5 +1,6 @@
 """The `cuzk` command: selftest; seal, prove, verify a PoRep; demo (all three on a built-in 2KiB sector);
-gpu info and gpu build (CUDA devices; compile the kernels ahead)."""
+gpu info and gpu build (CUDA devices; compile the kernels ahead); pce build, show and verify (the
+compiled partition circuit cached beside the parameters)."""
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,8 @@ from cuzk.util.jsonio import QUOTE_CHARS, quote, read_limited
 EXIT_ERROR, EXIT_INTERNAL, EXIT_INTERRUPTED = 2, 3, 130  # 0 success, 1 invalid (see EPILOG)
 EPILOG = """exit status:
   0    success (verify: the proof is valid)
-  1    verify: the proof is INVALID; selftest or demo failed; gpu info: no CUDA device
+  1    verify: the proof is INVALID; selftest or demo failed; gpu info: no CUDA device;
+       pce show: no PCE cached; pce verify: the cached PCE is absent or INVALID
   2    an error in what was asked: bad usage, a file that is missing, a directory, unreadable or
        unwritable, or malformed input; one line on stderr, "cuzk: error: <message>", naming the
        path or field (output paths are checked before any long work starts)
@@ -318,6 +320,76 @@ def _add_gpu_commands(sub) -> None:
     bp.set_defaults(run=_gpu_build)
 
 
+# ---------------------------------------------------------------- PCE: build, show, verify
+
+def _pce_build(args: argparse.Namespace) -> int:
+    from cuzk.porep import pce_cache
+
+    t0 = time.perf_counter()
+    pce = pce_cache.load_or_build(args.proof, progress=not args.quiet)
+    path = pce_cache.path_of(args.proof)
+    print(f"{path}: {path.stat().st_size:,} bytes, {pce.num_constraints:,} constraints, "
+          f"{pce.num_inputs:,} inputs, {pce.num_aux:,} aux; ready in {time.perf_counter() - t0:.2f} s")
+    return 0
+
+
+def _pce_show(args: argparse.Namespace) -> int:
+    from cuzk.errors import PceNotFoundError
+    from cuzk.porep import pce_cache
+    from cuzk.r1cs.pce_file import read_header
+
+    path = pce_cache.path_of(args.proof)
+    try:
+        header = read_header(path)
+    except PceNotFoundError:
+        print(f"{path}: no PCE cached (build it with `cuzk pce build --proof {args.proof}`)")
+        return 1
+    want = pce_cache.identity(args.proof)
+    print(f"{path}: {header.file_size:,} bytes, {len(header.sections)} sections, "
+          f"{'current' if header.identity == want else 'STALE (made for another identity; rebuilt on use)'}")
+    for key, value in sorted(header.identity.items()):
+        print(f"  {key:<16} {value}")
+    for sec in header.sections:
+        print(f"  {sec.name:<16} {sec.dtype.str:<4} {str(list(sec.shape)):<16} {sec.nbytes:>12,} bytes "
+              f"at {sec.offset:,}")
+    return 0
+
+
+def _pce_verify(args: argparse.Namespace) -> int:
+    from cuzk.errors import PceFormatError, PceMismatchError, PceNotFoundError
+    from cuzk.porep import pce_cache
+
+    path = pce_cache.path_of(args.proof)
+    t0 = time.perf_counter()
+    try:
+        pce = pce_cache.verify(args.proof)
+    except PceNotFoundError:
+        print(f"{path}: INVALID: no such file")
+        return 1
+    except (PceFormatError, PceMismatchError, InputError) as e:  # unreadable (PceReadError): exit 2
+        print(f"{path}: INVALID: {' '.join(str(e).splitlines())}")
+        return 1
+    print(f"{path}: valid ({pce.num_constraints:,} constraints, checked in {time.perf_counter() - t0:.2f} s)")
+    return 0
+
+
+def _add_pce_commands(sub) -> None:
+    pp = sub.add_parser("pce", help="the compiled partition circuit (PCE), cached beside the parameters: build, "
+                                    "show, verify")
+    psub = pp.add_subparsers(dest="pce_command", required=True)
+    proof = dict(required=True, metavar="NAME", help="registered seal proof, e.g. StackedDrg2KiBV1_1")
+    bp = psub.add_parser("build", help="build the PCE (or load the cached one): print its path, size and constraints")
+    bp.add_argument("--proof", **proof)
+    bp.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    bp.set_defaults(run=_pce_build)
+    sp = psub.add_parser("show", help="the cached PCE's header: identity, sections, size; exit 1 when absent")
+    sp.add_argument("--proof", **proof)
+    sp.set_defaults(run=_pce_show)
+    vp = psub.add_parser("verify", help="read and check the cached PCE in full; exit status 0 valid, 1 invalid")
+    vp.add_argument("--proof", **proof)
+    vp.set_defaults(run=_pce_verify)
+
+
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|\S+")  # quoted values, else single words
 ERROR_MAX_CHARS = 200  # of a usage error's message, before any list of choices
 
@@ -351,6 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
     st.set_defaults(run=_selftest)
     _add_porep_commands(sub)
     _add_gpu_commands(sub)
+    _add_pce_commands(sub)
     return parser
 
 

@@ -1,0 +1,116 @@
+"""The compiled partition circuit (PCE) of a registered seal proof, built once and cached on disk beside
+the parameters (cuzk.r1cs.pce_file.pce_path: <params_dir()>/cuzk-<shape stem>.pce).
+
+The file's identity is known before anything is read or synthesized:
+
+    shape           porep-<nodes>n-<layers>l-<challenges>c-r<base>-<sub>-<top>: the StackedShape, also the
+                    file stem (one file per circuit shape, shared by every proof of that shape)
+    cuzk_version    the installed cuzk's version
+    circuit_digest  SHA-256 over the shape parameters, the cuzk version and the PCE file format version
+
+so a file from another shape, version or format is refused (moved aside and rebuilt). The file also
+holds SHA256_SECTION, a SHA-256 over the PCE arrays themselves (names, dtypes, shapes and bytes),
+which `verify` recomputes: an end-to-end check beyond the container's per-section checksums.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import numpy as np
+
+from cuzk.errors import PceFormatError
+from cuzk.porep.challenges import PoRepConfig
+from cuzk.porep.circuit import StackedShape, circuit
+from cuzk.porep.registry import RegisteredProof
+from cuzk.r1cs.pce import PCE, build
+from cuzk.r1cs.pce_file import FORMAT_VERSION, build_or_load, pce_path, read_pce
+
+log = logging.getLogger("cuzk.pce")
+
+SHA256_SECTION = "arrays_sha256"
+ProofOrConfig = RegisteredProof | int | str | PoRepConfig
+
+
+def cuzk_version() -> str:
+    """cuzk.__version__ (read here: the facade is a higher layer)."""
+    try:
+        return version("cuzk")
+    except PackageNotFoundError:  # a source tree that is not installed
+        return "0.0.0+source"
+
+
+def shape_of(proof: ProofOrConfig) -> StackedShape:
+    """The partition circuit shape of a registered seal proof (name, id, RegisteredProof) or PoRepConfig."""
+    config = proof if isinstance(proof, PoRepConfig) else PoRepConfig.from_proof(proof)
+    return StackedShape.from_config(config)
+
+
+def identity(proof: ProofOrConfig) -> dict[str, str]:
+    """The PCE file identity of `proof`'s partition circuit (the module doc)."""
+    s = shape_of(proof)
+    stem = f"porep-{s.nodes}n-{s.layers}l-{s.challenges}c-r{'-'.join(map(str, s.tree_r))}"
+    params = {"nodes": s.nodes, "layers": s.layers, "challenges": s.challenges, "tree_r": list(s.tree_r),
+              "cuzk_version": cuzk_version(), "pce_format": FORMAT_VERSION}
+    digest = hashlib.sha256(b"cuzk-porep-pce-1 " + json.dumps(params, sort_keys=True).encode()).hexdigest()
+    return {"shape": stem, "cuzk_version": cuzk_version(), "circuit_digest": digest}
+
+
+def path_of(proof: ProofOrConfig) -> Path:
+    """Where `proof`'s PCE is cached."""
+    return pce_path(identity(proof))
+
+
+def arrays_digest(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """(32,) uint8 SHA-256 over the arrays in order: each name, dtype, shape and C-order bytes."""
+    h = hashlib.sha256(b"cuzk-pce-arrays-1")
+    for name, arr in arrays.items():
+        arr = np.ascontiguousarray(arr)
+        h.update(json.dumps([name, arr.dtype.str, list(arr.shape)]).encode())
+        h.update(arr.reshape(-1).view(np.uint8))
+    return np.frombuffer(h.digest(), np.uint8).copy()
+
+
+def load_or_build(proof: ProofOrConfig, *, progress: bool = True) -> PCE:
+    """The PCE of `proof`'s partition circuit: read from its cache file, or built (saying so on stderr
+    when `progress`) and written there when missing, corrupt or made for another identity (one warning
+    line for a bad file, which is moved aside)."""
+    ident, shape = identity(proof), shape_of(proof)
+    path = pce_path(ident)
+
+    def make() -> dict[str, np.ndarray]:
+        _say(progress, f"cuzk: building the PCE of the {ident['shape']} partition circuit once; cached as {path}")
+        arrays = build(circuit(shape)).to_arrays()
+        return {**arrays, SHA256_SECTION: arrays_digest(arrays)}
+
+    arrays = build_or_load(path, ident, make, warn=lambda line: _warn(progress, line))
+    arrays.pop(SHA256_SECTION, None)
+    return PCE.from_arrays(arrays)
+
+
+def verify(proof: ProofOrConfig) -> PCE:
+    """The cached PCE of `proof`, fully checked: identity, every section checksum, the arrays' SHA-256
+    and PCE.from_arrays. Raises PceFileError (PceNotFoundError when absent) or InputError."""
+    path = path_of(proof)
+    arrays = read_pce(path, identity(proof))
+    stored = arrays.pop(SHA256_SECTION, None)
+    if stored is None or not np.array_equal(stored, arrays_digest(arrays)):
+        raise PceFormatError(str(path), "the arrays' SHA-256 is missing or does not match", section=SHA256_SECTION)
+    return PCE.from_arrays(arrays)
+
+
+def _say(progress: bool, message: str) -> None:
+    log.info(message)
+    if progress:
+        print(message, file=sys.stderr, flush=True)
+
+
+def _warn(progress: bool, message: str) -> None:
+    if progress:
+        print(f"cuzk: warning: {message}", file=sys.stderr, flush=True)
+    else:
+        log.warning(message)
