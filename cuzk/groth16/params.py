@@ -18,7 +18,6 @@ ParamsFormatError on the next read; one that cannot be opened gives ParamsReadEr
 from __future__ import annotations
 
 import os
-import stat
 import struct
 import weakref
 from functools import cached_property
@@ -30,6 +29,7 @@ from cuzk.ec.curves import G1, G2, Curve
 from cuzk.errors import CuzkError, InputError, ParamsFormatError, ParamsReadError
 from cuzk.groth16.keys import PARAMS_VECTORS, Parameters, VerifyingKey
 from cuzk.util.atomic import atomic_write
+from cuzk.util.fileio import is_regular, open_fd, pread_into
 
 _VK_POINTS = (("alpha_g1", G1), ("beta_g1", G1), ("beta_g2", G2), ("gamma_g2", G2), ("delta_g1", G1),
               ("delta_g2", G2))
@@ -129,16 +129,11 @@ class _FileReader(_Reader):
         if not isinstance(path, (str, bytes, os.PathLike)):
             raise InputError(f"a parameter file path must be str or os.PathLike, got {type(path).__name__}")
         name = os.fsdecode(path)
-        try:  # O_NONBLOCK: a FIFO fails the regular-file check below instead of blocking the open
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            fd, st = open_fd(path)
         except OSError as e:
             raise ParamsReadError(name, f"cannot open: {e.strerror}") from e
-        try:
-            st = os.fstat(fd)
-        except OSError as e:
-            os.close(fd)
-            raise ParamsReadError(name, f"cannot stat: {e.strerror}") from e
-        if not stat.S_ISREG(st.st_mode):
+        if not is_regular(st):
             os.close(fd)
             raise ParamsReadError(name, "not a regular file")
         super().__init__(name, st.st_size, checked)
@@ -148,18 +143,15 @@ class _FileReader(_Reader):
     def read(self, offset: int, n: int) -> bytes:
         if self.fd is None:
             raise ParamsReadError(self.name, "read after close()")
-        parts, got = [], 0
-        while got < n:
-            try:
-                part = os.pread(self.fd, n - got, offset + got)
-            except OSError as e:
-                raise self.fail(offset + got, f"read failed: {e.strerror}") from e
-            if not part:
-                raise self.fail(offset + got, f"truncated while open: the file was {self.size} bytes "
-                                              f"when opened and now ends at byte {offset + got}")
-            parts.append(part)
-            got += len(part)
-        return parts[0] if len(parts) == 1 else b"".join(parts)
+        out = bytearray(n)
+        try:
+            got = pread_into(self.fd, memoryview(out), offset)
+        except OSError as e:
+            raise self.fail(offset, f"read failed: {e.strerror}") from e
+        if got < n:
+            raise self.fail(offset + got, f"truncated while open: the file was {self.size} bytes "
+                                          f"when opened and now ends at byte {offset + got}")
+        return bytes(out)
 
     def close(self) -> None:
         self.fd = None

@@ -14,13 +14,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
-@contextmanager
-def open_regular(path: str | os.PathLike) -> Iterator[tuple[int, os.stat_result]]:
-    """A read-only descriptor of `path` and its fstat. OSErrors of the open pass through; the caller
-    checks stat.S_ISREG (see is_regular): O_NONBLOCK lets a FIFO open instead of blocking."""
+def open_fd(path: str | os.PathLike) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of `path` (the caller closes it) and its fstat. OSErrors pass through;
+    the caller checks stat.S_ISREG (see is_regular): O_NONBLOCK lets a FIFO open instead of blocking."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
-        yield fd, os.fstat(fd)
+        return fd, os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+@contextmanager
+def open_regular(path: str | os.PathLike) -> Iterator[tuple[int, os.stat_result]]:
+    """open_fd as a context manager that closes the descriptor."""
+    fd, st = open_fd(path)
+    try:
+        yield fd, st
     finally:
         os.close(fd)
 
