@@ -7,11 +7,14 @@
 prove() does what filecoin-ffi's seal_commit_phase2 does, in this order:
   1. the C1 output's vanilla proofs are verified (VanillaProofError names the partition, challenge and
      field; with a Sector the replica_id is also checked against prover_id, sector_id, ticket, comm_d);
-  2. the partition circuit (one per sector shape, cached in the process) and its Groth16 parameters
-     (cuzk.porep.params_cache: official if present, else cuzk's own, generated once);
-  3. per partition: the witness, a check that its public inputs are the ones derived from
-     replica_id, comm_d, comm_r and the seed and that it satisfies every constraint, the Groth16
-     proof, and its verification. A proof that does not verify raises ProofVerificationError.
+  2. the partition circuit as its PCE (cuzk.porep.pce_cache: read from disk, built and cached on first
+     use; kept in the process) and its Groth16 parameters (cuzk.porep.params_cache: official if
+     present, else cuzk's own, generated once; each query vector read when its MSM runs);
+  3. per partition: the witness (witness-only synthesis: no constraints are recorded), a check that
+     its public inputs are the ones derived from replica_id, comm_d, comm_r and the seed, the
+     evaluations a = A w, b = B w, c = C w from the PCE, the check a_r b_r = c_r on those same
+     vectors, the Groth16 proof, and its verification. A proof that does not verify raises
+     ProofVerificationError.
 The result is the partitions' 192-byte proofs concatenated in partition order, as filecoin-ffi returns.
 """
 from __future__ import annotations
@@ -29,9 +32,10 @@ from cuzk import groth16
 from cuzk.backend import Backend, get_backend
 from cuzk.errors import InputError, ProofFormatError, ProofVerificationError, UnsatisfiedConstraintError
 from cuzk.ff.fields import Fr
-from cuzk.groth16 import PROOF_BYTES, Circuit, Proof, VerifyingKey, as_circuit
-from cuzk.r1cs import first_unsatisfied
+from cuzk.groth16 import PROOF_BYTES, AnyCircuit, CompiledCircuit, Proof, VerifyingKey
+from cuzk.porep import pce_cache
 from cuzk.porep.params_cache import LoadedParams, ParamsFiles, find_vk, load_or_generate, porep_stem
+from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.circuit import StackedShape, partition_witnesses
 from cuzk.porep.circuit import circuit as stacked_circuit
 from cuzk.porep.c1 import C1Output
@@ -94,14 +98,17 @@ def public_inputs(c1: C1Output) -> list[list[int]]:
             for k in range(config.partitions)]
 
 
-_CIRCUITS: dict[StackedShape, Circuit] = {}
+_CIRCUITS: dict[StackedShape, CompiledCircuit] = {}
 
 
-def partition_circuit(shape: StackedShape) -> Circuit:
-    """The R1CS of a partition of this shape (the last one built is kept for the process)."""
+def partition_circuit(config: PoRepConfig, progress: bool = True) -> CompiledCircuit:
+    """The partition circuit of this PoRep config as its PCE (cuzk.porep.pce_cache.load_or_build: read
+    from its cache file, or built and cached on first use, saying so when `progress`); the last one
+    loaded is kept for the process."""
+    shape = StackedShape.from_config(config)
     if shape not in _CIRCUITS:
         _CIRCUITS.clear()
-        _CIRCUITS[shape] = as_circuit(stacked_circuit(shape))
+        _CIRCUITS[shape] = CompiledCircuit(pce_cache.load_or_build(config, progress=progress))
     return _CIRCUITS[shape]
 
 
@@ -128,12 +135,13 @@ def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backen
 
     shape = StackedShape.from_config(c1.config)
     t = time.perf_counter()
-    circuit = partition_circuit(shape)
+    circuit = partition_circuit(c1.config, progress)
     timings["circuit"] = time.perf_counter() - t
-    say.mark(f"circuit ({circuit.num_constraints:,} constraints)")
+    say.mark(f"circuit ({circuit.num_constraints:,} constraints, PCE)")
 
     t = time.perf_counter()
-    loaded = load_or_generate(porep_stem(c1.registered_proof.sector_size), circuit, progress=progress, rng=rng)
+    loaded = load_or_generate(porep_stem(c1.registered_proof.sector_size), circuit, progress=progress, keep=False,
+                              rng=rng)
     timings["params"] = time.perf_counter() - t
     say.mark(f"parameters ({loaded.files.describe()})")
 
@@ -151,12 +159,13 @@ def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backen
     return ProveResult(b"".join(p.to_bytes() for p in proofs), proofs, loaded.files, loaded.generated, timings)
 
 
-def prove_partitions(params: LoadedParams, circuit: Circuit, witnesses: Iterable[np.ndarray],
+def prove_partitions(params: LoadedParams, circuit: AnyCircuit, witnesses: Iterable[np.ndarray],
                      inputs: Sequence[Sequence[int]], backend: Backend, timings: dict[str, float] | None = None,
                      progress: StageTimer | None = None) -> list[Proof]:
     """One verified Groth16 proof per partition: each witness (ONE, inputs, aux as (n, 4) Montgomery Fr)
-    must carry the expected public inputs (InputError) and satisfy the circuit
-    (UnsatisfiedConstraintError); a proof that fails verification raises ProofVerificationError."""
+    must carry the expected public inputs (InputError) and satisfy the circuit, checked on the
+    prover's own evaluations (UnsatisfiedConstraintError naming the partition and the row); a proof
+    that fails verification raises ProofVerificationError."""
     timings = {} if timings is None else timings
     pvk = groth16.prepare_verifying_key(params.vk)
     proofs = []
@@ -166,11 +175,11 @@ def prove_partitions(params: LoadedParams, circuit: Circuit, witnesses: Iterable
         if got != list(x):
             raise InputError(f"partition {k}: the witness's public inputs differ from those derived from "
                              "replica_id, comm_d, comm_r and the seed")
-        bad = first_unsatisfied(circuit.a, circuit.b, circuit.c, w, backend)
-        if bad is not None:
-            raise UnsatisfiedConstraintError(bad, f"partition {k}")
-        timings[f"check.{k}"] = time.perf_counter() - t
-        proof = groth16.prove(params.params, circuit, w, backend)
+        timings[f"inputs.{k}"] = time.perf_counter() - t
+        try:
+            proof = groth16.prove(params.params, circuit, w, backend, check=True)
+        except UnsatisfiedConstraintError as e:
+            raise UnsatisfiedConstraintError(e.index, f"partition {k}") from None
         timings.update({f"prove.{k}.{s}": v for s, v in proof.timings.items()})
         t = time.perf_counter()
         if not groth16.verify(pvk, x, proof):

@@ -138,7 +138,7 @@ def test_prove_partitions_and_verify(sealed, small, cache):
     timings = {}
     (proof,) = api.prove_partitions(loaded, small["circuit"], [small["witness"]], small["inputs"],
                                     get_backend("cpu"), timings)
-    assert {"check.0", "prove.0.total", "verify.0"} <= set(timings)
+    assert {"inputs.0", "prove.0.check", "prove.0.total", "verify.0"} <= set(timings)
     raw = proof.to_bytes()
     sector, seed = sealed["sector"], sealed["seed"]
     assert api.verify(sealed["c1"], raw, vk=loaded.vk)
@@ -193,3 +193,29 @@ def test_2kib_seal_prove_verify(tmp_path, monkeypatch):
     second = api.prove_c1(tmp_path / "c1.json", backend="cpu", progress=False)
     assert not second.generated_params and second.params == first.params
     assert second.proof != first.proof and cuzk.verify(sector, second.proof, seed)  # fresh blinding
+
+
+def test_prove_builds_the_pce_on_first_use_and_says_so(sealed, cache, monkeypatch, capsys):
+    """A fresh cache: prove() builds the partition circuit's PCE, says so on stderr, caches it beside
+    the parameters; the next process-level load reads it (no second build message)."""
+    from cuzk.porep import pce_cache
+
+    class Stop(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        raise Stop
+
+    monkeypatch.setattr(api, "load_or_generate", stop)  # the setup is not this test's business
+    monkeypatch.setattr(api, "_CIRCUITS", {})
+    with pytest.raises(Stop):
+        api.prove_c1(sealed["c1"], backend="cpu", progress=True)
+    err = capsys.readouterr().err
+    path = pce_cache.path_of("StackedDrg2KiBV1_1")
+    assert "building the PCE of the porep-64n-2l-2c-r8-0-0 partition circuit once" in err and str(path) in err
+    assert path.is_file()
+    api._CIRCUITS.clear()
+    with pytest.raises(Stop):
+        api.prove_c1(sealed["c1"], backend="cpu", progress=True)
+    assert "building the PCE" not in capsys.readouterr().err
+    assert api.partition_circuit(sealed["c1"].config).num_constraints == 2_687_921

@@ -85,6 +85,12 @@ class Backend(Protocol):
         (num_inputs + num_aux, 4) Fr witness: equal to three `evaluate` calls on the flat matrices."""
         ...
 
+    def first_unsatisfied(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> int | None:
+        """The smallest row r with a[r] * b[r] != c[r] in Fr, or None: the R1CS satisfaction check on
+        evaluations a = A w, b = B w, c = C w ((rows, 4) Fr each; a backend may also take its own
+        device arrays)."""
+        ...
+
     # ---- multi-scalar multiplication ---------------------------------------------------------------
     def msm_g1(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
         """sum_i [scalars[i]] bases[i] in G1, for n bases and (n, 4) Fr scalars; (2, 6) affine."""
@@ -135,9 +141,21 @@ class Backend(Protocol):
 
         A, B, C interpolate a, b, c over the domain <w> (inverse NTT). On the coset g<w> they are
         evaluated by a coset NTT and Z(g w^j) = g^n - 1 is one non-zero constant, so the division
-        is pointwise; an inverse coset NTT returns H's coefficients (deg H <= n - 2).
+        is pointwise; an inverse coset NTT returns H's coefficients (deg H <= n - 2). a, b, c are
+        the prover's scratch: a backend may overwrite them (the CPU backend works in place).
         """
         ...
+
+
+def check_triple(a, b, c) -> None:
+    """The argument check of Backend.first_unsatisfied: InputError unless a, b, c are (rows, 4) uint64
+    arrays of one shape (any array type with shape and dtype)."""
+    shapes = {getattr(x, "shape", None) for x in (a, b, c)}
+    dtypes = {str(getattr(x, "dtype", None)) for x in (a, b, c)}
+    shape = next(iter(shapes))
+    if len(shapes) != 1 or dtypes != {"uint64"} or shape is None or len(shape) != 2 or shape[1] != 4:
+        raise InputError(f"a, b, c must be (rows, 4) uint64 Fr arrays of one shape, got shapes {sorted(map(str, shapes))} "
+                         f"and dtypes {sorted(dtypes)}")
 
 
 def check_witness(matrix: SparseMatrix | TemplateCircuit, witness: np.ndarray) -> None:

@@ -1,4 +1,8 @@
-"""The circuit as Groth16 sees it: A, B, C in CSR form plus the number of public inputs.
+"""The circuit as Groth16 sees it: A, B, C plus the number of public inputs, in one of two forms:
+`Circuit` (flat CSR matrices) or `CompiledCircuit` (a PCE: the template form cuzk.r1cs.pce stores on
+disk). Both give the prover and the setup what they need: the sizes, the densities, the
+evaluation (A w, B w, C w) through a backend, the flat matrices (setup only) and a digest that
+names the R1CS (what parameters fit).
 
 bellperson appends one constraint `input_i * 0 = 0` per public input (ONE included) after the
 circuit's own constraints, so that the A polynomials of the inputs are linearly independent. Those
@@ -9,18 +13,36 @@ dense variables, inputs first.
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from cuzk.backend import Backend
 from cuzk.errors import InputError
 from cuzk.ff.domain import Domain
-from cuzk.r1cs import CSR, ConstraintSystem
+from cuzk.r1cs import CSR, PCE, ConstraintSystem
+
+
+class _Qap:
+    """Sizes shared by both forms (num_constraints and num_inputs come from the subclass)."""
+
+    num_constraints: int
+    num_inputs: int
+
+    @property
+    def rows(self) -> int:
+        """Constraints including bellperson's input constraints."""
+        return self.num_constraints + self.num_inputs
+
+    @property
+    def domain_size(self) -> int:
+        return Domain.for_size(self.rows).n
 
 
 @dataclass(frozen=True)
-class Circuit:
+class Circuit(_Qap):
     """A, B, C with columns (inputs, ONE first, then aux) and `num_inputs` (ONE included)."""
 
     a: CSR
@@ -45,13 +67,25 @@ class Circuit:
         return self.a.shape[1] - self.num_inputs
 
     @property
-    def rows(self) -> int:
-        """Constraints including bellperson's input constraints."""
-        return self.num_constraints + self.num_inputs
+    def num_columns(self) -> int:
+        return self.a.shape[1]
 
-    @property
-    def domain_size(self) -> int:
-        return Domain.for_size(self.rows).n
+    def matrices(self) -> tuple[CSR, CSR, CSR]:
+        return self.a, self.b, self.c
+
+    def evaluate(self, backend: Backend, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(A w, B w, C w), each (num_constraints, 4) Fr."""
+        return backend.evaluate(self.a, witness), backend.evaluate(self.b, witness), backend.evaluate(self.c, witness)
+
+    def digest(self) -> str:
+        """SHA-256 of the R1CS (the CSRs, coefficients and the input count)."""
+        h = hashlib.sha256(f"cuzk-r1cs-1 {self.num_inputs} {self.a.shape}".encode())
+        for m in self.matrices():
+            for arr in (m.indptr, m.indices, m.coeff_ids, m.coeffs):
+                arr = np.ascontiguousarray(arr)
+                h.update(arr.dtype.str.encode())
+                h.update(arr.view(np.uint8))
+        return h.hexdigest()
 
     @cached_property
     def a_aux_density(self) -> np.ndarray:
@@ -69,20 +103,80 @@ class Circuit:
         return _used_columns(self.b)[self.num_inputs:]
 
 
+@dataclass(frozen=True)
+class CompiledCircuit(_Qap):
+    """A circuit in template form (cuzk.r1cs.pce.PCE): evaluated by the backend straight from the
+    templates; the flat matrices are expanded only when asked for (setup)."""
+
+    pce: PCE
+
+    @property
+    def num_constraints(self) -> int:
+        return self.pce.num_constraints
+
+    @property
+    def num_inputs(self) -> int:
+        return self.pce.num_inputs
+
+    @property
+    def num_aux(self) -> int:
+        return self.pce.num_aux
+
+    @property
+    def num_columns(self) -> int:
+        return self.pce.num_inputs + self.pce.num_aux
+
+    def matrices(self) -> tuple[CSR, CSR, CSR]:
+        """The flat CSRs (expanded on each call: setup needs them once)."""
+        return self.pce.to_csr()
+
+    def evaluate(self, backend: Backend, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(A w, B w, C w), each (num_constraints, 4) Fr, from the template form (Backend.evaluate_pce)."""
+        return backend.evaluate_pce(self.pce, witness)
+
+    def digest(self) -> str:
+        """SHA-256 of the PCE's arrays (PCE.digest)."""
+        return self.pce.digest().hex()
+
+    @cached_property
+    def a_aux_density(self) -> np.ndarray:
+        return self.pce.a_aux_density
+
+    @cached_property
+    def b_input_density(self) -> np.ndarray:
+        return self.pce.b_input_density
+
+    @cached_property
+    def b_aux_density(self) -> np.ndarray:
+        return self.pce.b_aux_density
+
+
+AnyCircuit = Circuit | CompiledCircuit
+
+
+def flat(r1cs) -> Circuit:
+    """as_circuit(r1cs) in the flat form (a CompiledCircuit's templates expanded)."""
+    c = as_circuit(r1cs)
+    return c if isinstance(c, Circuit) else Circuit(*c.matrices(), c.num_inputs)
+
+
 def _used_columns(m: CSR) -> np.ndarray:
     nonzero = m.coeffs.any(axis=1)[m.coeff_ids]
     return np.bincount(m.indices[nonzero], minlength=m.shape[1]) > 0
 
 
-def as_circuit(r1cs) -> Circuit:
-    """A Circuit from a Circuit, a ConstraintSystem that records constraints, or (A, B, C, num_inputs)."""
-    if isinstance(r1cs, Circuit):
+def as_circuit(r1cs) -> AnyCircuit:
+    """A Circuit from a Circuit, a ConstraintSystem that records constraints, or (A, B, C, num_inputs);
+    a CompiledCircuit from a PCE (or itself)."""
+    if isinstance(r1cs, (Circuit, CompiledCircuit)):
         return r1cs
+    if isinstance(r1cs, PCE):
+        return CompiledCircuit(r1cs)
     if isinstance(r1cs, ConstraintSystem):
         return Circuit(*r1cs.to_csr(), r1cs.num_inputs)
     if isinstance(r1cs, tuple) and len(r1cs) == 4 and all(isinstance(m, CSR) for m in r1cs[:3]):
         return Circuit(*r1cs)
-    raise InputError("expected a Circuit, a ConstraintSystem or a tuple (A, B, C, num_inputs) of CSR "
+    raise InputError("expected a Circuit, a PCE, a ConstraintSystem or a tuple (A, B, C, num_inputs) of CSR "
                      f"matrices, got {type(r1cs).__name__}")
 
 

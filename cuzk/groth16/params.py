@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import struct
 import weakref
-from functools import cached_property
 
 import numpy as np
 
@@ -208,14 +207,18 @@ class MappedParameters:
     """A bellperson .params file (bellperson's name; read with os.pread, not mapped), kept open.
 
     Opening reads and checks the vk and the five section lengths (against the file size). Each vector
-    h, l, a, b_g1, b_g2 is read and decoded on its first access, then kept in memory as an array of
-    the size it has on disk (96 bytes per G1 point, 192 per G2); close() releases the file, not the
-    vectors decoded so far. `checked` adds the subgroup check to every point (bellperson's `checked`).
+    h, l, a, b_g1, b_g2 is read and decoded on access, an array of the size it has on disk (96 bytes
+    per G1 point, 192 per G2): with `keep` it is kept from its first access on (close() releases the
+    file, not the vectors decoded so far), without it each access reads it again, so a prover that
+    takes one vector per MSM holds one at a time. `checked` adds the subgroup check to every point
+    (bellperson's `checked`).
     """
 
-    def __init__(self, path: str | os.PathLike, checked: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike, checked: bool = True, keep: bool = True) -> None:
         self._reader = _FileReader(path, checked)
         self.path = self._reader.name
+        self.keep = keep
+        self._kept: dict[str, np.ndarray] = {}
         try:
             self.vk, offset = _read_vk(self._reader, delta_may_be_identity=False)
             self._sections: dict[str, tuple[int, int]] = {}
@@ -230,19 +233,25 @@ class MappedParameters:
             self._reader.close()
             raise
 
-    def _vector(self, name: str) -> np.ndarray:
+    def vector(self, name: str) -> np.ndarray:
+        """Query vector `name` (one of PARAMS_VECTORS), decoded (see the class doc)."""
+        if name in self._kept:
+            return self._kept[name]
         offset, count = self._sections[name]
-        return self._reader.points(offset, count, _VECTOR_CURVE[name], name)
+        points = self._reader.points(offset, count, _VECTOR_CURVE[name], name)
+        if self.keep:
+            self._kept[name] = points
+        return points
 
     def lengths(self) -> dict[str, int]:
         """Points per vector, without reading them."""
         return {name: count for name, (_, count) in self._sections.items()}
 
-    h = cached_property(lambda self: self._vector("h"))
-    l = cached_property(lambda self: self._vector("l"))
-    a = cached_property(lambda self: self._vector("a"))
-    b_g1 = cached_property(lambda self: self._vector("b_g1"))
-    b_g2 = cached_property(lambda self: self._vector("b_g2"))
+    h = property(lambda self: self.vector("h"))
+    l = property(lambda self: self.vector("l"))
+    a = property(lambda self: self.vector("a"))
+    b_g1 = property(lambda self: self.vector("b_g1"))
+    b_g2 = property(lambda self: self.vector("b_g2"))
 
     def close(self) -> None:
         """Close the file; vectors decoded so far stay usable, the others raise ParamsReadError."""
@@ -253,9 +262,9 @@ class MappedParameters:
         return Parameters(self.vk, *(getattr(self, name) for name in PARAMS_VECTORS))
 
 
-def read_params(path: str | os.PathLike, checked: bool = True) -> MappedParameters:
+def read_params(path: str | os.PathLike, checked: bool = True, keep: bool = True) -> MappedParameters:
     """A .params file, opened (see MappedParameters); ParamsReadError / ParamsFormatError."""
-    return MappedParameters(path, checked)
+    return MappedParameters(path, checked, keep)
 
 
 def write_params(path: str | os.PathLike, params: Parameters | MappedParameters) -> None:

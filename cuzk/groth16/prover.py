@@ -18,10 +18,9 @@ import numpy as np
 from cuzk.ff import limbs
 from cuzk.backend import Backend, get_backend
 from cuzk.ec.curves import G1, G2, Curve
-from cuzk.errors import InputError, ParameterMismatchError
+from cuzk.errors import InputError, ParameterMismatchError, UnsatisfiedConstraintError
 from cuzk.ff.fields import Fr
-from cuzk.groth16.circuit import Circuit, as_circuit
-from cuzk.groth16.keys import PARAMS_VECTORS
+from cuzk.groth16.circuit import AnyCircuit, as_circuit
 from cuzk.groth16.proof import Proof
 from cuzk.groth16.setup import random_scalar
 from cuzk.r1cs import ConstraintSystem, fr_array
@@ -32,11 +31,14 @@ R = limbs.FR_MODULUS
 
 
 def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | None = None,
-          rng: np.random.Generator | None = None) -> Proof:
+          rng: np.random.Generator | None = None, check: bool = False) -> Proof:
     """A Groth16 proof for `witness` (inputs, ONE first, then aux; (n, 4) Fr Montgomery or ints)
-    of `r1cs` (Circuit, ConstraintSystem or (A, B, C, num_inputs)) under `params` (Parameters or
-    MappedParameters). Without a witness, a ConstraintSystem's own assignment is used. `rng` fixes
-    the blinding r, s (tests only). The proof carries `timings` (seconds per stage, and "total")."""
+    of `r1cs` (Circuit, CompiledCircuit, PCE, ConstraintSystem or (A, B, C, num_inputs)) under
+    `params` (Parameters or MappedParameters; each query vector is read when its MSM runs). Without a
+    witness, a ConstraintSystem's own assignment is used. `check`: first confirm a_r b_r = c_r on the
+    evaluations the proof is made from (UnsatisfiedConstraintError naming the first failing row).
+    `rng` fixes the blinding r, s (tests only). The proof carries `timings` (seconds per stage, and
+    "total")."""
     start = time.perf_counter()
     backend = backend or get_backend("auto")
     stage = StageTimer("prove", logger=log)
@@ -45,27 +47,34 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
         circuit = as_circuit(r1cs)
         w = _witness(circuit, r1cs if witness is None else witness)
     k, n = circuit.num_inputs, circuit.domain_size
-    with stage("params"):
-        bases = {name: getattr(params, name) for name in PARAMS_VECTORS}
-        _check_params(params.vk, bases, circuit)
+    _check_params(params.vk, params.lengths(), circuit)
     with stage("evaluate"):
-        a, b, c = _evaluations(backend, circuit, w)
+        a, b, c = circuit.evaluate(backend, w)
+    if check:
+        with stage("check"):
+            bad = backend.first_unsatisfied(a, b, c)
+            if bad is not None:
+                raise UnsatisfiedConstraintError(bad)
     with stage("ntt"):
+        a = _padded(a, n, w[:k])  # one at a time: each unpadded vector is freed as its copy is made
+        b = _padded(b, n)
+        c = _padded(c, n)
         h = backend.quotient(a, b, c)
         del a, b, c  # H replaces them (as arkworks and gnark drop them after the quotient)
     inputs, aux = w[:k], w[k:]
     # witness scalars are mostly 0 and 1: the sparse MSMs let a backend split those off
     with stage("msm_h"):
-        h_sum = _msm(backend.msm_g1, G1, bases["h"], h)
+        h_sum = _msm(backend.msm_g1, G1, params.h, h)
+        del h
     with stage("msm_l"):
-        l_sum = _msm(backend.msm_g1_sparse, G1, bases["l"], aux)
+        l_sum = _msm(backend.msm_g1_sparse, G1, params.l, aux)
     with stage("msm_a"):
-        a_sum = _msm(backend.msm_g1_sparse, G1, bases["a"], np.concatenate([inputs, aux[circuit.a_aux_density]]))
+        a_sum = _msm(backend.msm_g1_sparse, G1, params.a, np.concatenate([inputs, aux[circuit.a_aux_density]]))
     b_scalars = np.concatenate([inputs[circuit.b_input_density], aux[circuit.b_aux_density]])
     with stage("msm_b_g1"):
-        b1_sum = _msm(backend.msm_g1_sparse, G1, bases["b_g1"], b_scalars)
+        b1_sum = _msm(backend.msm_g1_sparse, G1, params.b_g1, b_scalars)
     with stage("msm_b_g2"):
-        b2_sum = _msm(backend.msm_g2_sparse, G2, bases["b_g2"], b_scalars)
+        b2_sum = _msm(backend.msm_g2_sparse, G2, params.b_g2, b_scalars)
     with stage("assemble"):
         points = _assemble(params.vk, h_sum, l_sum, a_sum, b1_sum, b2_sum, random_scalar(rng),
                            random_scalar(rng))
@@ -76,39 +85,37 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     return Proof(*points, timings=stage.timings)
 
 
-def _witness(circuit: Circuit, source) -> np.ndarray:
+def _witness(circuit: AnyCircuit, source) -> np.ndarray:
     if isinstance(source, ConstraintSystem):
         source = source.witness()
     w = fr_array(source)
-    if w.shape[0] != circuit.a.shape[1]:
-        raise InputError(f"witness has {w.shape[0]} values, the circuit {circuit.a.shape[1]} variables")
+    if w.shape[0] != circuit.num_columns:
+        raise InputError(f"witness has {w.shape[0]} values, the circuit {circuit.num_columns} variables")
     if not np.array_equal(w[0], Fr.ones(1)[0]):
         raise InputError("witness[0] (the constant ONE input) must be 1")
     return w
 
 
-def _check_params(vk, bases: dict[str, np.ndarray], circuit: Circuit) -> None:
+def _check_params(vk, lengths: dict[str, int], circuit: AnyCircuit) -> None:
     want = {"ic": circuit.num_inputs, "h": circuit.domain_size - 1, "l": circuit.num_aux,
             "a": circuit.num_inputs + int(circuit.a_aux_density.sum()),
             "b_g1": int(circuit.b_input_density.sum() + circuit.b_aux_density.sum())}
     want["b_g2"] = want["b_g1"]
-    have = {"ic": len(vk.ic), **{name: len(v) for name, v in bases.items()}}
+    have = {"ic": len(vk.ic), **lengths}
     wrong = [f"{name}: {have[name]} points, circuit needs {want[name]}" for name in want
              if have[name] != want[name]]
     if wrong:
         raise ParameterMismatchError("parameters do not fit the circuit: " + "; ".join(wrong))
 
 
-def _evaluations(backend: Backend, circuit: Circuit, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """a, b, c over the domain: the circuit's rows (A w, B w, C w), the input rows (x_i * 0 = 0), zeros."""
-    m, k, n = circuit.num_constraints, circuit.num_inputs, circuit.domain_size
-    out = []
-    for mat in (circuit.a, circuit.b, circuit.c):
-        v = Fr.zeros(n)
-        v[:m] = backend.evaluate(mat, w)
-        out.append(v)
-    out[0][m:m + k] = w[:k]
-    return out[0], out[1], out[2]
+def _padded(v: np.ndarray, n: int, inputs: np.ndarray | None = None) -> np.ndarray:
+    """An evaluation over the domain of n points: the circuit's m rows, then bellperson's input rows
+    (x_i * 0 = 0: a = x_i for `inputs`, b = c = 0), then zeros."""
+    out = Fr.zeros(n)
+    out[:len(v)] = v
+    if inputs is not None:
+        out[len(v):len(v) + len(inputs)] = inputs
+    return out
 
 
 def _msm(fn, curve: Curve, bases: np.ndarray, scalars: np.ndarray) -> np.ndarray:

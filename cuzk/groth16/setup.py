@@ -22,9 +22,9 @@ from cuzk.ec.curves import G1, G2
 from cuzk.errors import SetupError
 from cuzk.ff.domain import Domain, powers
 from cuzk.ff.fields import Fr
-from cuzk.groth16.circuit import Circuit, as_circuit, transpose
+from cuzk.groth16.circuit import AnyCircuit, as_circuit, transpose
 from cuzk.groth16.keys import Parameters, VerifyingKey
-from cuzk.r1cs import evaluate
+from cuzk.r1cs import CSR, evaluate
 
 log = logging.getLogger("cuzk.groth16")
 R = Fr.modulus
@@ -50,12 +50,13 @@ def generate_parameters(r1cs, tau: int, alpha: int, beta: int, gamma: int, delta
     [tau^i Z(tau) / delta] G1, i < n - 1."""
     start = time.perf_counter()
     circuit = as_circuit(r1cs)
-    _check_constrained(circuit)
+    matrices = circuit.matrices()
+    _check_constrained(matrices, circuit.num_inputs)
     domain = Domain.for_size(circuit.rows)
     h_query = Fr.mul(powers(tau, domain.n - 1), Fr.const(domain.vanishing(tau)))
     a_dense = np.concatenate([np.ones(circuit.num_inputs, bool), circuit.a_aux_density])
     b_dense = np.concatenate([circuit.b_input_density, circuit.b_aux_density])
-    params = key_points(circuit, domain, h_query, tau, alpha, beta, gamma, delta, a_dense, b_dense)
+    params = key_points(circuit, domain, h_query, tau, alpha, beta, gamma, delta, a_dense, b_dense, matrices)
     if any(_any_identity(p) for p in (params.a, params.b_g1, params.l)):  # [x] G = O iff x = 0
         raise SetupError("tau hit a root of a QAP polynomial (probability ~n/r): run setup again")
     log.info("setup: %d constraints, %d inputs, %d aux, domain %d in %.2f s", circuit.num_constraints,
@@ -63,22 +64,23 @@ def generate_parameters(r1cs, tau: int, alpha: int, beta: int, gamma: int, delta
     return params
 
 
-def key_points(circuit: Circuit, domain: Domain, h_query: np.ndarray, tau: int, alpha: int, beta: int,
-               gamma: int, delta: int, a_wires: np.ndarray | None = None,
-               b_wires: np.ndarray | None = None) -> Parameters:
+def key_points(circuit: AnyCircuit, domain: Domain, h_query: np.ndarray, tau: int, alpha: int, beta: int,
+               gamma: int, delta: int, a_wires: np.ndarray | None = None, b_wires: np.ndarray | None = None,
+               matrices: tuple[CSR, CSR, CSR] | None = None) -> Parameters:
     """Every group element of a Groth16 key for the QAP of `circuit` over `domain`, row r at w^r:
         u_i(tau) = sum_r A[r, i] L_r(tau) + [i < k] L_(m+i)(tau)   (bellperson's input rows x_i * 0 = 0)
         v_i(tau) = sum_r B[r, i] L_r(tau),   w_i(tau) = sum_r C[r, i] L_r(tau)
     for the domain's Lagrange basis L_r, m constraints and k inputs; then vk, ic and l as in
     cuzk.groth16.keys, a = [u_i(tau)] G1 and b_g1 / b_g2 = [v_i(tau)] G1 / G2 for the wires that the
     bool masks a_wires / b_wires select (every wire when None), and h = [h_query_j / delta] G1 for the
-    reduction's H-query scalars. SetupError when tau is a point of the domain."""
+    reduction's H-query scalars. `matrices`: circuit.matrices() when the caller has them already.
+    SetupError when tau is a point of the domain."""
     if domain.vanishing(tau) == 0:
         raise SetupError("tau hit a point of the evaluation domain (probability n/r): run setup again")
     m, k = circuit.num_constraints, circuit.num_inputs
     lagrange = domain.lagrange_at(tau, circuit.rows)
     u, v, w = (evaluate(transpose(mat), np.ascontiguousarray(lagrange[:m]))
-               for mat in (circuit.a, circuit.b, circuit.c))
+               for mat in (matrices or circuit.matrices()))
     u[:k] = Fr.add(u[:k], lagrange[m:])
     ext = Fr.add(Fr.add(Fr.mul(u, Fr.const(beta)), Fr.mul(v, Fr.const(alpha))), w)
     delta_inv = Fr.const(pow(delta, -1, R))
@@ -96,12 +98,12 @@ def key_points(circuit: Circuit, domain: Domain, h_query: np.ndarray, tau: int, 
     return Parameters(vk, h_pts, l_pts, a_pts, b1_pts, b2_pts)
 
 
-def _check_constrained(circuit: Circuit) -> None:
+def _check_constrained(matrices: tuple[CSR, CSR, CSR], num_inputs: int) -> None:
     """bellperson refuses aux variables that appear in no constraint (their L point would be zero)."""
-    used = np.zeros(circuit.a.shape[1], bool)
-    for m in (circuit.a, circuit.b, circuit.c):
+    used = np.zeros(matrices[0].shape[1], bool)
+    for m in matrices:
         used[m.indices] = True
-    free = np.flatnonzero(~used[circuit.num_inputs:])
+    free = np.flatnonzero(~used[num_inputs:])
     if free.size:
         raise SetupError(f"{free.size} aux variable(s) appear in no constraint (first: aux {free[0]})")
 

@@ -35,7 +35,7 @@ from cuzk.ec.curves import G1, G2
 from cuzk.errors import InputError, NonCanonicalError, SetupError
 from cuzk.ff.domain import Domain
 from cuzk.ff.fields import Fq, Fr
-from cuzk.groth16.circuit import Circuit, as_circuit
+from cuzk.groth16.circuit import Circuit, flat
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof
 from cuzk.groth16.setup import key_points, random_scalar
@@ -143,7 +143,7 @@ def _point_bytes(points: np.ndarray) -> bytes:
 # ---------------------------------------------------------------- .r1cs
 def write_r1cs(path: str | os.PathLike, r1cs) -> None:
     """Write a circuit (Circuit, ConstraintSystem or (A, B, C, num_inputs)) as a circom .r1cs file."""
-    c = as_circuit(r1cs)
+    c = flat(r1cs)
     n_vars = c.a.shape[1]
     header = (_field_header(R, FR_BYTES) + _u32(n_vars, 0, c.num_inputs - 1, 0)
               + np.array([n_vars], "<u8").tobytes() + _u32(c.num_constraints))
@@ -292,7 +292,7 @@ def write_zkey(path: str | os.PathLike, r1cs, tau: int, alpha: int, beta: int, g
     tau directly, and its contribution hash (for `zkey verify`) is left zero."""
     if not all(isinstance(x, int) and 0 < x < R for x in (tau, alpha, beta, gamma, delta)):
         raise InputError("toxic waste must be integers in [1, r)")
-    c = as_circuit(r1cs)
+    c = flat(r1cs)
     k, n_vars = c.num_inputs, c.a.shape[1]
     domain = Domain.snarkjs(Domain.for_size(c.rows).log_n)
     n = domain.n

@@ -6,14 +6,16 @@ The file's identity is known before anything is read or synthesized:
     shape           porep-<nodes>n-<layers>l-<challenges>c-r<base>-<sub>-<top>: the StackedShape, also the
                     file stem (one file per circuit shape, shared by every proof of that shape)
     cuzk_version    the installed cuzk's version
-    circuit_digest  SHA-256 over the shape parameters, the cuzk version and the PCE file format version
+    circuit_digest  SHA-256 over the shape parameters, the cuzk version, the PCE file format version and
+                    the source of the modules that synthesize the circuit (CIRCUIT_MODULES)
 
-so a file from another shape, version or format is refused (moved aside and rebuilt). The file also
+so a file from another shape, version, format or circuit code is refused (moved aside and rebuilt). The file also
 holds SHA256_SECTION, a SHA-256 over the PCE arrays themselves (names, dtypes, shapes and bytes),
 which `verify` recomputes: an end-to-end check beyond the container's per-section checksums.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -27,12 +29,14 @@ from cuzk.errors import PceFormatError
 from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.circuit import StackedShape, circuit
 from cuzk.porep.registry import RegisteredProof
-from cuzk.r1cs.pce import PCE, build
+from cuzk.r1cs.pce import PCE, arrays_digest, build
 from cuzk.r1cs.pce_file import FORMAT_VERSION, build_or_load, pce_path, read_pce
 
 log = logging.getLogger("cuzk.pce")
 
 SHA256_SECTION = "arrays_sha256"
+# the packages and modules whose code decides the constraints (a change to any of them is a new circuit)
+CIRCUIT_MODULES = ("cuzk/porep/circuit.py", "cuzk/gadgets", "cuzk/r1cs", "cuzk/ff/fields.py", "cuzk/ff/limbs.py")
 ProofOrConfig = RegisteredProof | int | str | PoRepConfig
 
 
@@ -55,9 +59,21 @@ def identity(proof: ProofOrConfig) -> dict[str, str]:
     s = shape_of(proof)
     stem = f"porep-{s.nodes}n-{s.layers}l-{s.challenges}c-r{'-'.join(map(str, s.tree_r))}"
     params = {"nodes": s.nodes, "layers": s.layers, "challenges": s.challenges, "tree_r": list(s.tree_r),
-              "cuzk_version": cuzk_version(), "pce_format": FORMAT_VERSION}
+              "cuzk_version": cuzk_version(), "pce_format": FORMAT_VERSION, "code": circuit_code_digest()}
     digest = hashlib.sha256(b"cuzk-porep-pce-1 " + json.dumps(params, sort_keys=True).encode()).hexdigest()
     return {"shape": stem, "cuzk_version": cuzk_version(), "circuit_digest": digest}
+
+
+@functools.cache
+def circuit_code_digest() -> str:
+    """SHA-256 over the source files of CIRCUIT_MODULES (paths and bytes, sorted by path)."""
+    root = Path(__file__).resolve().parents[2]
+    files = sorted(f for entry in CIRCUIT_MODULES
+                   for f in ((root / entry).rglob("*.py") if (root / entry).is_dir() else [root / entry]))
+    h = hashlib.sha256(b"cuzk-circuit-code-1")
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
 
 
 def path_of(proof: ProofOrConfig) -> Path:
@@ -65,14 +81,9 @@ def path_of(proof: ProofOrConfig) -> Path:
     return pce_path(identity(proof))
 
 
-def arrays_digest(arrays: dict[str, np.ndarray]) -> np.ndarray:
-    """(32,) uint8 SHA-256 over the arrays in order: each name, dtype, shape and C-order bytes."""
-    h = hashlib.sha256(b"cuzk-pce-arrays-1")
-    for name, arr in arrays.items():
-        arr = np.ascontiguousarray(arr)
-        h.update(json.dumps([name, arr.dtype.str, list(arr.shape)]).encode())
-        h.update(arr.reshape(-1).view(np.uint8))
-    return np.frombuffer(h.digest(), np.uint8).copy()
+def digest_section(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """The SHA256_SECTION array: (32,) uint8 arrays_digest of the PCE arrays."""
+    return np.frombuffer(arrays_digest(arrays), np.uint8).copy()
 
 
 def load_or_build(proof: ProofOrConfig, *, progress: bool = True) -> PCE:
@@ -85,7 +96,7 @@ def load_or_build(proof: ProofOrConfig, *, progress: bool = True) -> PCE:
     def make() -> dict[str, np.ndarray]:
         _say(progress, f"cuzk: building the PCE of the {ident['shape']} partition circuit once; cached as {path}")
         arrays = build(circuit(shape)).to_arrays()
-        return {**arrays, SHA256_SECTION: arrays_digest(arrays)}
+        return {**arrays, SHA256_SECTION: digest_section(arrays)}
 
     arrays = build_or_load(path, ident, make, warn=lambda line: _warn(progress, line))
     arrays.pop(SHA256_SECTION, None)
@@ -98,7 +109,7 @@ def verify(proof: ProofOrConfig) -> PCE:
     path = path_of(proof)
     arrays = read_pce(path, identity(proof))
     stored = arrays.pop(SHA256_SECTION, None)
-    if stored is None or not np.array_equal(stored, arrays_digest(arrays)):
+    if stored is None or not np.array_equal(stored, digest_section(arrays)):
         raise PceFormatError(str(path), "the arrays' SHA-256 is missing or does not match", section=SHA256_SECTION)
     return PCE.from_arrays(arrays)
 

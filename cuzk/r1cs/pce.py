@@ -43,7 +43,10 @@ that row are summed.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, fields
+from functools import cached_property
 
 import numpy as np
 from numba import njit, prange
@@ -119,6 +122,14 @@ class PCE:
     @property
     def nbytes(self) -> int:
         return sum(arr.nbytes for arr in self.to_arrays().values())
+
+    def digest(self) -> bytes:
+        """SHA-256 over `to_arrays` in order (arrays_digest): names the R1CS this PCE holds."""
+        return self._digest
+
+    @cached_property
+    def _digest(self) -> bytes:
+        return arrays_digest(self.to_arrays())
 
     # ---- arrays in and out
     def to_arrays(self) -> dict[str, np.ndarray]:
@@ -278,6 +289,16 @@ def build(cs: ConstraintSystem) -> PCE:
     return PCE(ni, na, cs.num_constraints, coeffs, coeff_classes(table.values), tpl_rows, blocks, wire_cols,
                np.array(segs, np.int64).reshape(-1, 2), mats["a"], mats["b"], mats["c"], pack(used_a[ni:]),
                pack(used_b[:ni]), pack(used_b[ni:]))
+
+
+def arrays_digest(arrays: dict[str, np.ndarray]) -> bytes:
+    """SHA-256 over named arrays in order: each name, dtype, shape and C-order bytes."""
+    h = hashlib.sha256(b"cuzk-pce-arrays-1")
+    for name, arr in arrays.items():
+        arr = np.ascontiguousarray(arr)
+        h.update(json.dumps([name, arr.dtype.str, list(arr.shape)]).encode())
+        h.update(arr.reshape(-1).view(np.uint8))
+    return h.digest()
 
 
 def coeff_classes(values: list[int]) -> np.ndarray:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from cuzk.backend import Backend, get_backend
-from cuzk.ff import Fr
 
 
 def evaluate(matrix, witness: np.ndarray, backend: Backend | None = None) -> np.ndarray:
@@ -15,6 +14,5 @@ def evaluate(matrix, witness: np.ndarray, backend: Backend | None = None) -> np.
 
 def first_unsatisfied(a, b, c, witness: np.ndarray, backend: Backend | None = None) -> int | None:
     """Index of the first row with (A w)(B w) != C w, or None when the witness satisfies every row."""
-    av, bv, cv = (evaluate(m, witness, backend) for m in (a, b, c))
-    hits = np.flatnonzero((Fr.mul(av, bv) != cv).any(axis=1))
-    return int(hits[0]) if hits.size else None
+    backend = backend or get_backend("cpu")
+    return backend.first_unsatisfied(*(evaluate(m, witness, backend) for m in (a, b, c)))

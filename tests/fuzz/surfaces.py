@@ -1110,7 +1110,7 @@ class ParamsCache(Surface):
                 desc = "the params directory is a symlink to itself"
         call_kind = weighted(rng, {"read_meta": 4, "find_vk": 3, "load_or_generate": 3})
         circuit = self.seeds.get("circuit", lambda: as_circuit(tiny_circuit(self.seeds.fuzz_seed)))
-        digest = self.seeds.get("digest", lambda: params_cache.circuit_digest(circuit))
+        digest = self.seeds.get("digest", lambda: circuit.digest())
         before = snapshot(cache)
         setup_rng = np.random.default_rng(int(rng.integers(1 << 62)))
 

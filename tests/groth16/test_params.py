@@ -111,3 +111,16 @@ def test_proof_bytes(keyed, cpu):
         with pytest.raises(ProofFormatError):
             Proof.from_bytes(bad)
     assert not np.array_equal(proof.a, prove(params, cs, backend=cpu).a)  # fresh blinding each time
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_vectors_are_kept_only_when_asked(keyed, params_file, keep):
+    """keep: a vector decoded once and the same array after; without: decoded on each access (a prover
+    taking one vector per MSM then holds one at a time), equal values either way."""
+    params = keyed[1]
+    mapped = read_params(params_file, checked=False, keep=keep)
+    for name in ("h", "l", "a", "b_g1", "b_g2"):
+        first, again = getattr(mapped, name), mapped.vector(name)
+        assert np.array_equal(first, getattr(params, name)) and np.array_equal(again, first)
+        assert (again is first) == keep
+    assert mapped.lengths() == params.lengths()

@@ -78,7 +78,7 @@ def test_generate_once_then_reuse(cache, count_setups, rng, capsys):
     own = P.cuzk_files("test-stem")
     assert first.files == own and own.params.is_file() and own.vk.is_file()
     meta = json.loads(own.meta.read_text())
-    assert meta["generator"] == "cuzk" and meta["circuit_digest"] == P.circuit_digest(circuit)
+    assert meta["generator"] == "cuzk" and meta["circuit_digest"] == circuit.digest()
     assert meta["constraints"] == circuit.num_constraints
 
     again = P.load_or_generate("test-stem", circuit)
@@ -91,7 +91,7 @@ def test_generate_once_then_reuse(cache, count_setups, rng, capsys):
 
 def test_other_circuit_or_missing_meta_regenerates(cache, count_setups, rng):
     a, b = small_circuit(rng), small_circuit(rng)
-    assert P.circuit_digest(a) != P.circuit_digest(b)
+    assert a.digest() != b.digest()
     P.load_or_generate("stem", a, progress=False)
     second = P.load_or_generate("stem", b, progress=False)  # same name, another circuit: stale
     assert second.generated and len(count_setups) == 2
@@ -195,7 +195,7 @@ def test_malformed_meta_means_stale(cache, count_setups, rng, text):
     own.meta.write_bytes(text.encode("utf-8", "surrogateescape"))
     assert P.read_meta(own) is None
     assert P.load_or_generate("m", circuit, progress=False).generated and len(count_setups) == 2
-    assert P.read_meta(own)["circuit_digest"] == P.circuit_digest(circuit)
+    assert P.read_meta(own)["circuit_digest"] == circuit.digest()
 
 
 @pytest.mark.parametrize("ext", ["params", "vk", "meta", "lock"])

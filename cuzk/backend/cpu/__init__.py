@@ -9,6 +9,7 @@ from cuzk.backend.cpu import msm as msm_cpu
 from cuzk.backend.cpu import ntt as ntt_cpu
 from cuzk.backend.cpu import pce as pce_cpu
 from cuzk.backend.cpu import spmv
+from cuzk.ff import limbs
 from cuzk.ff.domain import Domain
 from cuzk.ff.fields import Fr
 
@@ -24,6 +25,9 @@ class CpuBackend:
 
     def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return pce_cpu.evaluate_pce(pce, witness)
+
+    def first_unsatisfied(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> int | None:
+        return spmv.first_unsatisfied(a, b, c)
 
     def msm_g1(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
         return msm_cpu.msm_g1(bases, scalars)
@@ -56,8 +60,11 @@ class CpuBackend:
         return ntt_cpu.coset_intt(values)
 
     def quotient(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """In place: a, b, c become their coset evaluations, then a holds (a b - c) / Z."""
         n = len(a)
-        a, b, c = (ntt_cpu.coset_ntt(ntt_cpu.intt(x)) for x in (a, b, c))
-        z_inv = Fr.const(Domain(n.bit_length() - 1).coset_vanishing_inv)
-        h = ntt_cpu.coset_intt(Fr.mul(Fr.sub(Fr.mul(a, b), c), z_inv))
-        return np.ascontiguousarray(h[: n - 1])
+        for x in (a, b, c):
+            ntt_cpu.coset_ntt(ntt_cpu.intt(x, out=x), out=x)
+        limbs.fr_mul_arr(a, b, a)
+        limbs.fr_sub_arr(a, c, a)
+        h = Fr.mul(a, Fr.const(Domain(n.bit_length() - 1).coset_vanishing_inv))
+        return np.ascontiguousarray(ntt_cpu.coset_intt(h, out=h)[: n - 1])

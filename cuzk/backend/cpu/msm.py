@@ -110,6 +110,7 @@ def _msm(bases: np.ndarray, scalars: np.ndarray, coord: tuple[int, ...], name: s
     nwin = -(-(SCALAR_BITS + 1) // c)
     digits = np.empty((nwin, n), dtype=np.int32)
     parallel_for(_signed_digits, n, plain, c, digits)
+    del plain  # the digits replace the scalars
     sums = np.empty((nwin, 4, *coord), dtype=np.uint64)
     parallel_for(_windows_kernel, nwin, np.ascontiguousarray(bases), digits, 1 << (c - 1), sums)
     _combine(sums, c, out)

@@ -1,4 +1,5 @@
-"""Sparse matrix times witness over Fr (the CPU backend's evaluate).
+"""Sparse matrix times witness over Fr (the CPU backend's evaluate) and the row check a_r b_r = c_r
+that follows it (first_unsatisfied).
 
 Matrices are duck-typed CSRs (cuzk.backend.base.SparseMatrix; cuzk.r1cs.csr.CSR is one)."""
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from cuzk.backend.base import check_witness
+from cuzk.backend.base import check_triple, check_witness
 from cuzk.ff import limbs
 
 
@@ -26,6 +27,23 @@ def _spmv(indptr, indices, coeff_ids, coeffs, w, out):
                 acc = limbs.fr_add(acc, limbs.fr_mul(limbs.fr_load(coeffs[cid]), x))
         limbs.fr_store(out[r], acc)
 
+
+@njit(parallel=True, cache=True)
+def _mismatches(a, b, c, bad):
+    """bad[r] = (a[r] * b[r] != c[r]): Montgomery limbs are canonical, so equal values have equal limbs."""
+    for r in prange(a.shape[0]):
+        p = limbs.fr_mul(limbs.fr_load(a[r]), limbs.fr_load(b[r]))
+        q = limbs.fr_load(c[r])
+        bad[r] = p[0] != q[0] or p[1] != q[1] or p[2] != q[2] or p[3] != q[3]
+
+
+def first_unsatisfied(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> int | None:
+    """The smallest row r with a[r] b[r] != c[r] in Fr, or None."""
+    check_triple(a, b, c)
+    bad = np.empty(a.shape[0], dtype=np.bool_)
+    _mismatches(*(np.ascontiguousarray(x) for x in (a, b, c)), bad)
+    hit = int(np.argmax(bad)) if bad.size else 0
+    return hit if bad.size and bad[hit] else None
 
 
 def evaluate(csr, witness: np.ndarray) -> np.ndarray:

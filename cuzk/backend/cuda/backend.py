@@ -1,14 +1,15 @@
 """CudaBackend: cuzk.backend.base.Backend on one CUDA device, a thin layer over the device's
 properties (device), its memory (memory: VRAM budget, residency, staging) and the kernels' drivers
-(msm, ntt, spmv). numpy in, numpy out; CuPy is imported at first use."""
+(msm, ntt, spmv, pce). numpy in, numpy out; CuPy is imported at first use."""
 from __future__ import annotations
 
 import numpy as np
 
-from cuzk.backend.base import SparseMatrix
+from cuzk.backend.base import SparseMatrix, TemplateCircuit
 from cuzk.backend.cuda import device as cuda_device
 from cuzk.backend.cuda import msm
 from cuzk.backend.cuda import ntt as ntt_cuda
+from cuzk.backend.cuda import pce as pce_cuda
 from cuzk.backend.cuda import spmv
 from cuzk.backend.cuda.device import cupy
 from cuzk.backend.cuda.memory import Residency, Stager, VramBudget, resolve_budget
@@ -25,7 +26,9 @@ class CudaBackend:
     kept tables are evicted when a new one, or an MSM's working memory, would not fit. A new table
     takes the cheapest plan that fits next to the tables already held, evicting only when none
     does. Budget and residency belong to the instance (get_backend shares one per process); the NTTs'
-    memory is not counted. last_msm_plan: the plan (c, multiples, estimated bytes) of the latest MSM."""
+    memory is not counted. A circuit evaluated from its template form keeps its arrays on the device
+    the same way (an LRU entry while the circuit lives). last_msm_plan: the plan (c, multiples,
+    estimated bytes) of the latest MSM."""
 
     name = "cuda"
 
@@ -61,16 +64,25 @@ class CudaBackend:
     def _items(self) -> int:
         return msm.target_items(self.info.sm_count)
 
+    def _reserve(self, need: int, what: str) -> None:
+        """Make room for `need` more device bytes under the budget (evicting LRU tables), or raise."""
+        self.residency.make_room(need, self.budget, what)
+
     # ---- R1CS evaluation and NTT over Fr (numpy in and out, or cupy arrays that stay on the device)
     def evaluate(self, matrix: SparseMatrix, witness: np.ndarray) -> np.ndarray:
         with self._on_device():
-            return spmv.evaluate(matrix, witness,
-                                 lambda need, what: self.residency.make_room(need, self.budget, what))
+            return spmv.evaluate(matrix, witness, self._reserve)
 
-    def evaluate_pce(self, pce, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(A w, B w, C w) through the flat CSR export and the GPU SpMV. A kernel that reads the
-        template form directly (each template row once for all its instances) is not written yet."""
-        return tuple(self.evaluate(matrix, witness) for matrix in pce.to_csr())
+    def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(A w, B w, C w) straight from the template form (cuzk.backend.cuda.pce); the circuit's arrays
+        are uploaded at its first call and kept in the residency for the next ones."""
+        with self._on_device():
+            return pce_cuda.evaluate_pce(pce, witness, self._reserve, self.residency)
+
+    def first_unsatisfied(self, a, b, c) -> int | None:
+        """The smallest row r with a[r] * b[r] != c[r] in Fr, or None; (n, 4) Fr arrays, numpy or cupy."""
+        with self._on_device():
+            return pce_cuda.first_unsatisfied(a, b, c, self._reserve)
 
     def ntt(self, values):
         with self._on_device():

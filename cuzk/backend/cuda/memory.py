@@ -10,7 +10,6 @@ on top. Imports without cupy.
 from __future__ import annotations
 
 import os
-import re
 import threading
 import weakref
 from collections import OrderedDict
@@ -21,31 +20,14 @@ from typing import Any
 import numpy as np
 
 from cuzk.backend.cuda.device import cupy
-from cuzk.errors import InputError, VramBudgetError
+from cuzk.errors import VramBudgetError
+from cuzk.util.sizes import parse_bytes
 
 ENV = "CUZK_VRAM_BUDGET"
 DEFAULT_FRACTION = 0.8
 GIB = 1 << 30
 STAGE_BYTES = 16 << 20  # host arrays above this size go through two pinned staging buffers
-
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kmgt]?)(?:i?b)?\s*", re.I)
-
-
-def parse_bytes(text: str | int) -> int:
-    """A byte count from an int or a string: "17179869184", "16GiB", "16G", "16gb", "1.5 GiB", "512M".
-    Units are binary (K = 2^10 ... T = 2^40) with or without "i" and "B"."""
-    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
-        value = int(text)
-    else:
-        m = _SIZE.fullmatch(str(text))
-        if m is None:
-            raise InputError(f"VRAM budget {text!r} is not a size: give bytes or a number with K, M, G or T "
-                             "(binary units), e.g. 16GiB")
-        value = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-    if value <= 0:
-        raise InputError(f"VRAM budget {text!r} must be positive")
-    return value
+_WHAT = "VRAM budget"
 
 
 @dataclass(frozen=True)
@@ -60,10 +42,10 @@ def resolve_budget(explicit: int | str | None, device: int, free: Callable[[], i
     """The budget of `device`: `explicit` (a CudaBackend argument), else $CUZK_VRAM_BUDGET, else
     DEFAULT_FRACTION of free() (bytes free on the device now)."""
     if explicit is not None:
-        return VramBudget(parse_bytes(explicit), f"CudaBackend(vram_budget={explicit!r})")
+        return VramBudget(parse_bytes(explicit, what=_WHAT), f"CudaBackend(vram_budget={explicit!r})")
     env = os.environ.get(ENV, "").strip()
     if env:
-        return VramBudget(parse_bytes(env), f"{ENV}={env}")
+        return VramBudget(parse_bytes(env, what=_WHAT), f"{ENV}={env}")
     available = free()
     return VramBudget(int(available * DEFAULT_FRACTION),
                       f"the default, {DEFAULT_FRACTION:.0%} of the {available / GIB:.2f} GiB free on device "
@@ -74,8 +56,8 @@ class Residency:
     """The prepared tables of one device, counted against its VRAM budget.
 
     Every table registered with `track` counts while it lives (a weakref finalizer releases it).
-    Tables made for host arrays are also kept in an LRU cache keyed by the array, each entry dropped
-    when its array dies; `make_room` evicts the least recently used entries."""
+    Tables made for host objects (base arrays, a circuit's template form) are also kept in an LRU cache
+    keyed by the object, each entry dropped when its object dies; `make_room` evicts the least recently used entries."""
 
     def __init__(self) -> None:
         self._held: dict[int, int] = {}  # id(prepared) -> bytes, for every live tracked table
@@ -97,7 +79,7 @@ class Residency:
         with self._lock:
             self._held.pop(key, None)
 
-    def lookup(self, host: np.ndarray) -> Any | None:
+    def lookup(self, host: Any) -> Any | None:
         """The cached table of `host` (now the most recently used), or None."""
         with self._lock:
             entry = self._cache.get(id(host))
@@ -106,7 +88,7 @@ class Residency:
             self._cache.move_to_end(id(host))
             return entry[1]
 
-    def insert(self, host: np.ndarray, prepared: Any) -> None:
+    def insert(self, host: Any, prepared: Any) -> None:
         key = id(host)
         with self._lock:
             self._cache[key] = (weakref.ref(host, lambda ref: self._drop(key, ref)), prepared)
@@ -138,7 +120,9 @@ class Residency:
 
 class Stager:
     """Host -> device copies through two pinned buffers: the memcpy into one overlaps the DMA of the
-    other. Buffers and stream are made at first use on the current device."""
+    other. The copies run on a stream of their own, after the work queued on the current stream
+    (their target may be memory that work still reads). Buffers and stream are made at first use on
+    the current device."""
 
     def __init__(self) -> None:
         self._buffers: list[np.ndarray] | None = None
@@ -154,6 +138,9 @@ class Stager:
             self._stream = cp.cuda.Stream(non_blocking=True)
         flat = host.reshape(-1).view(np.uint8)
         out = cp.empty(flat.nbytes, dtype=cp.uint8)
+        # `out` may be memory the current stream freed while a kernel still reads it (the pool hands
+        # it out at once): the copies wait for that stream's work so far
+        self._stream.wait_event(cp.cuda.get_current_stream().record())
         done = [None, None]
         for j, off in enumerate(range(0, flat.nbytes, STAGE_BYTES)):
             k, size = j % 2, min(STAGE_BYTES, flat.nbytes - off)
