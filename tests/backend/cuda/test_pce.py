@@ -19,7 +19,7 @@ from cuzk.ff.fields import Fr
 from cuzk.gadgets import boolean, sha256
 from cuzk.r1cs import ONE, ConstraintSystem, LinearCombination, Variable
 from cuzk.r1cs.pce import PCE, build
-from tests.r1cs.test_pce import rand_lc
+from r1cs.test_pce import rand_lc  # tests/ is on the path (pytest prepends the rootdir of these packages)
 
 R = Fr.modulus
 CPU = CpuBackend()
