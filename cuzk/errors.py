@@ -17,21 +17,58 @@ class BackendUnavailableError(CuzkError, RuntimeError):
     """The requested compute backend (e.g. CUDA) cannot run on this machine."""
 
 
-class VramBudgetError(CuzkError, MemoryError):
+def format_size(nbytes: int) -> str:
+    """Bytes in GiB (two decimals), or in MiB below 0.1 GiB: the form sizes take in cuzk's messages."""
+    return f"{nbytes / (1 << 30):.2f} GiB" if nbytes >= 0.1 * (1 << 30) else f"{nbytes / (1 << 20):.1f} MiB"
+
+
+class BudgetError(CuzkError, MemoryError):
+    """Memory that a memory budget (host RAM, or VRAM of one GPU) cannot give, or a budget that cannot
+    be set up (no host memory limit found, nothing left after the margin)."""
+
+
+class BudgetExceededError(BudgetError):
+    """A request larger than its whole budget, refused at once (it could never be admitted): says what
+    it needs, what the budget is and where the budget came from."""
+
+    def __init__(self, budget: str, what: str, needed: int, total: int, source: str) -> None:
+        self.budget, self.what, self.needed, self.total, self.source = budget, what, needed, total, source
+        super().__init__(f"{what} needs {format_size(needed)} of {budget}, more than the whole budget of "
+                         f"{format_size(total)} (budget from {source}); it can never be admitted")
+
+
+class BudgetTimeoutError(BudgetError, TimeoutError):
+    """A request that waited its whole timeout for room in a budget: says what waited, for how long,
+    what it needs, what was free of the total and how many earlier requests still waited before it."""
+
+    def __init__(self, budget: str, what: str, needed: int, free: int, total: int, waited_s: float,
+                 ahead: int = 0) -> None:
+        self.budget, self.what, self.needed, self.free, self.total = budget, what, needed, free, total
+        self.waited_s, self.ahead = waited_s, ahead
+        queue = f", behind {ahead} earlier request(s) still waiting" if ahead else ""
+        super().__init__(f"{what} waited {waited_s:.1f} s for {format_size(needed)} of {budget}: "
+                         f"{format_size(free)} of {format_size(total)} free{queue}")
+
+
+class VramBudgetError(BudgetError):
     """A GPU job whose estimated device memory does not fit the VRAM budget: says what the job needs,
     what the budget allows (and how much of it prepared bases already hold) and where it came from."""
 
     def __init__(self, what: str, needed: int, allowed: int, source: str, held: int = 0) -> None:
         self.what, self.needed, self.allowed, self.source, self.held = what, needed, allowed, source, held
-        of_which = f", of which prepared bases hold {_size(held)}" if held else ""
-        super().__init__(f"{what} needs {_size(needed)} of GPU memory, but the VRAM budget is {_size(allowed)}"
-                         f"{of_which} (budget from {source}); set a larger CUZK_VRAM_BUDGET or use a GPU "
-                         "with more memory")
+        of_which = f", of which prepared bases hold {format_size(held)}" if held else ""
+        super().__init__(f"{what} needs {format_size(needed)} of GPU memory, but the VRAM budget is "
+                         f"{format_size(allowed)}{of_which} (budget from {source}); set a larger "
+                         "CUZK_VRAM_BUDGET or use a GPU with more memory")
 
 
-def _size(nbytes: int) -> str:
-    """Bytes in GiB (two decimals), or in MiB below 0.1 GiB."""
-    return f"{nbytes / (1 << 30):.2f} GiB" if nbytes >= 0.1 * (1 << 30) else f"{nbytes / (1 << 20):.1f} MiB"
+class ConfigError(CuzkError, ValueError):
+    """A configuration file that cannot be read, is not TOML, or has an unknown key or a bad value;
+    names the file and the dotted key (None when no one key is at fault)."""
+
+    def __init__(self, source: str, key: str | None, reason: str) -> None:
+        self.source, self.key, self.reason = source, key, reason
+        super().__init__(f"{source}: " + (f"{key} {reason}" if key else reason))
 
 
 class UnsatisfiedConstraintError(CuzkError):

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 from cuzk.backend.base import Backend
 from cuzk.errors import BackendUnavailableError, InputError
 
-__all__ = ["Backend", "get_backend"]
+__all__ = ["Backend", "device_backends", "get_backend"]
 
 
 def get_backend(name: str = "auto") -> Backend:
@@ -33,3 +34,21 @@ def _cuda_backend() -> Backend:
     from cuzk.backend.cuda import CudaBackend
 
     return CudaBackend()
+
+
+def device_backends(name: str = "auto", devices: Sequence[int] = ()) -> list[Backend]:
+    """One backend per compute device: the CPU backend alone for "cpu" (or "auto" without a GPU);
+    for CUDA one per device of `devices` (every visible one when empty), each shared per process."""
+    backend = get_backend(name)
+    if backend.name == "cpu":
+        return [backend]
+    from cuzk.backend.cuda.device import cupy
+
+    return [_cuda_backend_on(int(d)) for d in (devices or range(cupy().cuda.runtime.getDeviceCount()))]
+
+
+@functools.cache
+def _cuda_backend_on(device: int) -> Backend:
+    from cuzk.backend.cuda import CudaBackend
+
+    return CudaBackend(device=device)

@@ -127,11 +127,16 @@ class Stager:
     def __init__(self) -> None:
         self._buffers: list[np.ndarray] | None = None
         self._stream = None
+        self._lock = threading.Lock()  # one upload at a time through the two buffers (GPU workers share a backend)
 
     def upload(self, host: np.ndarray):
         """A cupy copy of a contiguous numpy array (same dtype and shape)."""
         import cupyx
 
+        with self._lock:
+            return self._upload(host, cupyx)
+
+    def _upload(self, host: np.ndarray, cupyx):
         cp = cupy()
         if self._buffers is None:
             self._buffers = [cupyx.empty_pinned(STAGE_BYTES, dtype=np.uint8) for _ in range(2)]

@@ -1,0 +1,76 @@
+"""PoRep proofs through a warm cuzk.engine.Engine: the latency of one proof at a time, then the
+throughput of N proofs submitted at once, for each (synthesis workers, GPU workers per device)
+setting; every proof verified by the engine. JSON lines (engine_prove) and a timeline JSONL.
+
+    python -m bench.engine --c1 C1.json [--backend cuda] [--proofs 6] [--settings 1x1,2x1,2x2] [--out DIR]
+
+The engine is warmed by one proof first (its PCE, parameters and GPU tables resident, the synthesis
+processes started). Peak RSS is this process's (the engine and its GPU workers), the synthesis
+processes' own peaks are in `synthesis_rss_gib` (the largest measured growth of one synthesis).
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import time
+from pathlib import Path
+
+from bench.common import device_name, record
+from cuzk import api
+from cuzk.engine import EngineConfig
+from cuzk.engine.config import GpuConfig, PipelineConfig
+from cuzk.engine.engine import Engine
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--c1", required=True)
+    ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--proofs", type=int, default=6)
+    ap.add_argument("--settings", default="1x1,2x1,2x2", help="synthesis workers x GPU workers per device, comma separated")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    c1 = api.as_c1(args.c1)[0]
+    rows = []
+    for setting in args.settings.split(","):
+        synth, gpu = (int(x) for x in setting.split("x"))
+        config = EngineConfig(gpus=GpuConfig(gpu_workers_per_device=gpu),
+                              pipeline=PipelineConfig(max_parallel_synthesis=synth, gpu_queue_depth=synth))
+        timeline = Path(args.out or "bench/logs") / f"engine_timeline_{args.backend}_{setting}.jsonl"
+        timeline.unlink(missing_ok=True)
+        with Engine(config, backend=args.backend, timeline=timeline) as engine:
+            t = time.perf_counter()
+            engine.submit_porep(c1).result()
+            cold = time.perf_counter() - t
+            latencies = []
+            for _ in range(3):
+                t = time.perf_counter()
+                engine.submit_porep(c1).result()
+                latencies.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            jobs = [engine.submit_porep(c1) for _ in range(args.proofs)]
+            for job in jobs:
+                job.result()
+            batch = time.perf_counter() - t
+            res = engine.preload(jobs[0].spec)
+            stages = {k.split(".", 2)[2]: v for k, v in jobs[-1].timings.items() if k.startswith("prove.0.")}
+        per_proof = batch / args.proofs
+        rows.append({"bench": "engine_prove", "backend": args.backend, "device": device_name(args.backend),
+                     "n": c1.registered_proof.sector_size, "ms": round(statistics.median(latencies) * 1e3, 1),
+                     "stat": "median", "proof": c1.registered_proof.name, "synthesis_workers": synth,
+                     "gpu_workers_per_device": gpu, "first_proof_ms": round(cold * 1e3, 1),
+                     "sustained_ms": round(per_proof * 1e3, 1), "proofs_per_hour": round(3600 / per_proof),
+                     "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+                     "synthesis_rss_gib": round((res.synthesis_bytes or 0) / 2**30, 2),
+                     **{f"{s}_ms": round(v * 1e3, 1) for s, v in stages.items()},
+                     "note": f"ms: one proof at a time on a warm engine (3 runs); sustained: {args.proofs} proofs "
+                             f"submitted at once; timeline in {timeline.name}"})
+        print(f"{setting}: latency {rows[-1]['ms'] / 1e3:.2f} s, sustained {per_proof:.2f} s/proof "
+              f"({rows[-1]['proofs_per_hour']}/h), first {cold:.1f} s, peak RSS {rows[-1]['peak_rss_gib']} GiB", flush=True)
+    for path in record(rows, "engine", args.out):
+        print(f"recorded in {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,8 @@
+"""The engine: configuration (TOML) and the memory budgets every work item reserves from before it
+starts (host RAM: the smallest of the configured cap, the cgroup limit and MemTotal, minus a margin)."""
+from cuzk.engine.budget import HostLimit, LimitSource, MemoryBudget, Reservation, host_limit
+from cuzk.engine.config import (EngineConfig, GpuConfig, MemoryConfig, PipelineConfig, SrsConfig,
+                                load_config)
+
+__all__ = ["EngineConfig", "GpuConfig", "HostLimit", "LimitSource", "MemoryBudget", "MemoryConfig",
+           "PipelineConfig", "Reservation", "SrsConfig", "host_limit", "load_config"]

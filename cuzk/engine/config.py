@@ -1,0 +1,200 @@
+"""The engine's configuration: frozen dataclasses, loaded from TOML (load_config) or the defaults
+(EngineConfig.default()). cuzk.example.toml at the repository root shows every key.
+
+Keys that curio's cuzk daemon has with the same meaning keep its names. Every key, with its default:
+
+    [gpus]
+    devices = []                   GPU ordinals to use; [] = every visible GPU (none: the CPU engine)
+    gpu_workers_per_device = 2     GPU workers per device (integer >= 1)
+
+    [pipeline]
+    max_parallel_synthesis = 2     synthesis worker processes (integer >= 1); the host budget may
+                                   admit fewer at a time
+    gpu_queue_depth = 2            synthesized partitions waiting for a GPU, at most (integer >= 1);
+                                   synthesis waits while the queue is full
+
+    [memory]
+    host_cap                       (not set) a host RAM cap, bytes or a size such as "48GiB": set it
+                                   to the limit of any watchdog the kernel does not know about
+    host_margin = "2GiB"           kept free below the host limit (size >= 0)
+    vram_fraction = 0.8            share of each GPU's memory free at engine start that its VRAM
+                                   budget may use (a number in (0, 1])
+    admission_timeout_s = 1800     seconds a work item waits for room in a budget before it fails
+                                   (a number > 0; curio's client gives up on a proof after 30 min)
+
+    [srs]
+    param_cache                    (not set) the directory of the Groth16 parameters (.params,
+                                   .vk), where cuzk also keeps its own files; unset: cuzk's usual
+                                   places ($FIL_PROOFS_PARAMETER_CACHE, else its defaults). A
+                                   relative path is relative to the configuration file; ~ expands.
+
+The host RAM budget is the smallest of memory.host_cap, the cgroup limit and MemTotal, minus
+memory.host_margin (cuzk.engine.budget). curio's memory.total_budget and memory.safety_margin mean
+something else (an explicit total replaces MemTotal there, and the margin applies only to "auto"), so
+they are refused with a pointer to these keys. Sizes are bytes (an integer) or a string with a
+binary unit ("2GiB", "512M"). Unknown tables and keys, wrong types and out-of-range values raise
+ConfigError naming the file and the dotted key.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cuzk.errors import ConfigError, InputError
+from cuzk.util.sizes import parse_bytes
+
+GIB = 1 << 30
+CURIO_KEYS = {"memory.total_budget": "memory.host_cap", "memory.safety_margin": "memory.host_margin"}
+
+
+@dataclass(frozen=True)
+class GpuConfig:
+    devices: tuple[int, ...] = ()
+    gpu_workers_per_device: int = 2
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    max_parallel_synthesis: int = 2
+    gpu_queue_depth: int = 2
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    host_cap: int | None = None
+    host_margin: int = 2 * GIB
+    vram_fraction: float = 0.8
+    admission_timeout_s: float = 1800.0
+
+
+@dataclass(frozen=True)
+class SrsConfig:
+    param_cache: Path | None = None
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """The whole configuration, one frozen dataclass per TOML table (see the module docstring)."""
+
+    gpus: GpuConfig = field(default_factory=GpuConfig)
+    pipeline: PipelineConfig = field(default_factory=PipelineConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    srs: SrsConfig = field(default_factory=SrsConfig)
+
+    @classmethod
+    def default(cls) -> EngineConfig:
+        return cls()
+
+
+class _Bad(Exception):
+    """What is wrong with a value, as the end of a message ("must be ...")."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _integer(minimum: int) -> Callable[[Any, Path], int]:
+    def parse(value: Any, base: Path) -> int:
+        if not _is_int(value) or value < minimum:
+            raise _Bad(f"must be an integer >= {minimum}")
+        return value
+    return parse
+
+
+def _size(allow_zero: bool) -> Callable[[Any, Path], int]:
+    reason = (f"must be a size {'>= 0' if allow_zero else '> 0'}"
+              ' (bytes, or a number with K, M, G or T, e.g. "2GiB")')
+
+    def parse(value: Any, base: Path) -> int:
+        if not (_is_int(value) or isinstance(value, str)):
+            raise _Bad(reason)
+        try:
+            return parse_bytes(value, allow_zero=allow_zero)
+        except InputError:
+            raise _Bad(reason) from None
+    return parse
+
+
+def _positive(high: float, reason: str) -> Callable[[Any, Path], float]:
+    """A finite number in (0, high]."""
+    def parse(value: Any, base: Path) -> float:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) \
+                or not 0 < value <= high:
+            raise _Bad(reason)
+        return float(value)
+    return parse
+
+
+def _devices(value: Any, base: Path) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(_is_int(d) and d >= 0 for d in value) or len(set(value)) < len(value):
+        raise _Bad("must be a list of distinct GPU ordinals (integers >= 0)")
+    return tuple(value)
+
+
+def _directory(value: Any, base: Path) -> Path:
+    if not isinstance(value, str) or not value.strip():
+        raise _Bad("must be a directory path (a non-empty string)")
+    return base / Path(value).expanduser()  # an absolute path stays as it is
+
+
+_SCHEMA: dict[str, tuple[type, dict[str, Callable[[Any, Path], Any]]]] = {
+    "gpus": (GpuConfig, {"devices": _devices, "gpu_workers_per_device": _integer(1)}),
+    "pipeline": (PipelineConfig, {"max_parallel_synthesis": _integer(1), "gpu_queue_depth": _integer(1)}),
+    "memory": (MemoryConfig, {
+        "host_cap": _size(allow_zero=False), "host_margin": _size(allow_zero=True),
+        "vram_fraction": _positive(1.0, "must be a number in (0, 1]"),
+        "admission_timeout_s": _positive(math.inf, "must be a finite number of seconds > 0")}),
+    "srs": (SrsConfig, {"param_cache": _directory}),
+}
+
+
+def _shown(value: Any) -> str:
+    """A value as TOML would write it (near enough), cut to 60 characters."""
+    text = str(value) if isinstance(value, float) and not math.isfinite(value) else json.dumps(
+        value, default=str, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+def load_config(path: str | os.PathLike) -> EngineConfig:
+    """The configuration in the TOML file at `path`, every key not in it at its default. Raises
+    ConfigError naming the file (and the dotted key) when it cannot be read, is not TOML, or has an
+    unknown table or key or a bad value."""
+    source = str(path)
+    try:
+        data = tomllib.loads(Path(path).read_bytes().decode("utf-8"))
+    except OSError as e:
+        raise ConfigError(source, None, f"cannot be read ({e.strerror or e})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(source, None, "is not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(source, None, f"is not valid TOML: {e}") from None
+    base = Path(path).expanduser().absolute().parent
+    tables = ", ".join(f"[{name}]" for name in _SCHEMA)
+    sections = {}
+    for name, table in data.items():
+        if name not in _SCHEMA:
+            raise ConfigError(source, name, f"is not a known table (the tables are {tables})")
+        if not isinstance(table, dict):
+            raise ConfigError(source, name, f"must be a table ([{name}]), got {_shown(table)}")
+        cls, parsers = _SCHEMA[name]
+        values = {}
+        for key, value in table.items():
+            dotted = f"{name}.{key}"
+            if dotted in CURIO_KEYS:
+                raise ConfigError(source, dotted, f"is curio's key, with another meaning: use {CURIO_KEYS[dotted]} "
+                                                  "(see cuzk.example.toml)")
+            if key not in parsers:
+                raise ConfigError(source, dotted, f"is not a known key (the keys of [{name}]: {', '.join(parsers)})")
+            try:
+                values[key] = parsers[key](value, base)
+            except _Bad as e:
+                raise ConfigError(source, dotted, f"{e}, got {_shown(value)}") from None
+        sections[name] = cls(**values)
+    return EngineConfig(**sections)

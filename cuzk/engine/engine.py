@@ -1,0 +1,454 @@
+"""The proving engine: a proof becomes partition work items; synthesis workers (processes) make their
+witnesses, GPU workers (threads, `gpus.gpu_workers_per_device` per device) prove and verify them, and
+the job assembles the partition proofs in partition order.
+
+    with Engine(EngineConfig.default(), backend="cuda") as engine:
+        job = engine.submit_porep(c1, priority=Priority.POREP)
+        proof = job.result(timeout=600)          # bytes, every partition verified
+
+Flow of one item: pending (a heap by (priority, submission order)) -> admitted by the dispatcher
+once one of max_parallel_synthesis + gpu_queue_depth in-flight slots is free and its host RAM is
+reserved (MemoryBudget, admission timeout memory.admission_timeout_s) -> synthesized in a worker
+process -> GPU queue (a heap by priority) -> proved (check a.b = c, prove, verify) on a GPU worker
+-> its slot and reservation released. A circuit (its PCE and parameters, the query vectors kept so
+the GPU keeps their prepared tables) is loaded once and stays resident until `evict`.
+
+Host RAM, all of it reserved from one budget: the engine process as it starts; each synthesis
+process's resident size once it is up; each resident circuit (its PCE arrays and its decoded query
+vectors: 96 bytes per G1 point, 192 per G2); and per item the witness (32 bytes per variable) in
+the engine process, the synthesis process's peak growth (measured on each circuit's first item:
+until then the item reserves SYNTHESIS_GUESS_FACTOR witnesses for it, and runs alone) and the
+prover's vectors (a, b, c, h over the domain: 4 x 32 x domain size).
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import json
+import logging
+import multiprocessing
+import os
+import resource
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cuzk import groth16
+from cuzk.backend import Backend, device_backends
+from cuzk.engine.budget import MemoryBudget, Reservation, host_limit
+from cuzk.engine.config import EngineConfig
+from cuzk.errors import CuzkError, InputError, ProofVerificationError, UnsatisfiedConstraintError
+from cuzk.ff.fields import Fr
+from cuzk.groth16 import AnyCircuit, CompiledCircuit, Proof
+from cuzk.porep import pce_cache
+from cuzk.porep.c1 import C1Output
+from cuzk.porep.graph import SdrGraph
+from cuzk.porep.params_cache import LoadedParams, load_or_generate, porep_stem
+from cuzk.porep.public_inputs import partition_public_inputs
+
+log = logging.getLogger("cuzk.engine")
+SYNTHESIS_GUESS_FACTOR = 8
+
+
+class Priority(IntEnum):
+    """Lower runs first: WinningPoSt > WindowPoSt > PoRep = SnapDeals; FIFO within a priority."""
+
+    WINNING_POST = 0
+    WINDOW_POST = 1
+    POREP = 2
+    SNAP_DEALS = 2
+
+
+class JobCancelledError(CuzkError, CancelledError):
+    """The job was cancelled before it finished."""
+
+
+@dataclass
+class Resident:
+    """A circuit kept for proving: the circuit, its parameters (vectors kept), the prepared vk."""
+
+    key: str
+    circuit: AnyCircuit
+    params: LoadedParams
+    pvk: Any
+    reservation: Reservation
+    synthesis_bytes: int | None = None  # measured peak growth of a synthesis process
+    last_used: float = field(default_factory=time.monotonic)
+
+
+def resident_bytes(circuit: AnyCircuit, params: LoadedParams) -> int:
+    """Host bytes a resident circuit holds: PCE arrays (a flat circuit's CSRs) and decoded vectors."""
+    lengths = params.params.lengths()
+    vectors = 96 * (sum(lengths.values()) - lengths["b_g2"]) + 192 * lengths["b_g2"]
+    if isinstance(circuit, CompiledCircuit):
+        return vectors + circuit.pce.nbytes
+    return vectors + sum(a.nbytes for m in circuit.matrices() for a in (m.indptr, m.indices, m.coeff_ids))
+
+
+@dataclass(frozen=True)
+class CircuitSpec:
+    """How to load a circuit once (key names it among the resident ones)."""
+
+    key: str
+    load: Callable[[], tuple[AnyCircuit, LoadedParams]]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One partition: `synthesize` (picklable: it runs in a worker process) returns its witness as
+    (variables, 4) Montgomery Fr; `inputs` are the public inputs it must carry (without ONE)."""
+
+    synthesize: Callable[[], np.ndarray]
+    inputs: Sequence[int]
+
+
+class Job:
+    """A submitted proof: result() waits for the concatenated partition proofs (bytes)."""
+
+    def __init__(self, job_id: str, spec: CircuitSpec, tasks: Sequence[Task], priority: Priority) -> None:
+        self.id, self.spec, self.tasks, self.priority = job_id, spec, list(tasks), priority
+        self.proofs: list[Proof | None] = [None] * len(tasks)
+        self.partition_state = ["queued"] * len(tasks)
+        self.timings: dict[str, float] = {}
+        self._future: Future = Future()
+        self._lock = threading.Lock()
+
+    @property
+    def done(self) -> bool:
+        return self._future.done()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.done and isinstance(self._future.exception(), JobCancelledError)
+
+    def result(self, timeout: float | None = None) -> bytes:
+        return self._future.result(timeout)
+
+    def cancel(self) -> bool:
+        """Cancel the job (queued items are dropped, running ones discarded when they end, their
+        memory released); False when it had already finished."""
+        return self._finish(error=JobCancelledError(f"job {self.id} was cancelled"))
+
+    def _partition_done(self, k: int, proof: Proof) -> None:
+        with self._lock:
+            self.proofs[k], self.partition_state[k] = proof, "done"
+            complete = all(p is not None for p in self.proofs)
+        if complete:
+            self._finish(result=b"".join(p.to_bytes() for p in self.proofs))
+
+    def _finish(self, result: bytes | None = None, error: BaseException | None = None) -> bool:
+        with self._lock:
+            if self._future.done():
+                return False
+            if error is not None:
+                self._future.set_exception(error)
+            else:
+                self._future.set_result(result)
+            return True
+
+
+@dataclass(order=True)
+class _Item:
+    priority: int
+    seq: int
+    job: Job = field(compare=False)
+    k: int = field(compare=False)
+    reservation: Reservation | None = field(default=None, compare=False)
+    witness: np.ndarray | None = field(default=None, compare=False)
+
+
+class Engine:
+    """Synthesis workers feeding GPU workers under one host RAM budget (see the module docstring).
+
+    backend: "cpu", "cuda" or "auto" (the CPU engine works the same way, with
+    gpus.gpu_workers_per_device workers on the CPU backend). timeline: a JSONL file of per-item events.
+    budget: a MemoryBudget to use instead of the host's (tests)."""
+
+    def __init__(self, config: EngineConfig | None = None, *, backend: str = "auto",
+                 timeline: str | Path | None = None, budget: MemoryBudget | None = None) -> None:
+        self.config = config or EngineConfig.default()
+        pipe, mem = self.config.pipeline, self.config.memory
+        self.budget = budget or MemoryBudget.for_host(host_limit(mem.host_cap), mem.host_margin)
+        self._baselines = [self.budget.reserve(_rss(), "the engine process", mem.admission_timeout_s)]
+        self._workers_counted = False
+        self._backends = self._make_backends(backend)
+        self._resident: dict[str, Resident] = {}
+        self._resident_lock = threading.Lock()
+        self._pending: list[_Item] = []
+        self._gpu_queue: list[_Item] = []
+        self._cond = threading.Condition()
+        self._slots = threading.Semaphore(pipe.max_parallel_synthesis + pipe.gpu_queue_depth)
+        self._seq = itertools.count()
+        self._job_ids = itertools.count(1)
+        self._closed = False
+        self._timeline_path = Path(timeline) if timeline is not None else None
+        self.timeline: list[dict] = []
+        self._pool = ProcessPoolExecutor(pipe.max_parallel_synthesis, mp_context=multiprocessing.get_context("spawn"))
+        self._threads = [threading.Thread(target=self._dispatch, name="cuzk-dispatch", daemon=True)]
+        self._threads += [threading.Thread(target=self._gpu_worker, args=(be,), name=f"cuzk-gpu-{i}", daemon=True)
+                          for i, be in enumerate(self._backends)]
+        for t in self._threads:
+            t.start()
+
+    def _make_backends(self, backend: str) -> list[Backend]:
+        """gpus.gpu_workers_per_device workers per device (its backend shared by them)."""
+        per = self.config.gpus.gpu_workers_per_device
+        return [be for be in device_backends(backend, self.config.gpus.devices) for _ in range(per)]
+
+    # ---- circuits ------------------------------------------------------------------------------
+    def preload(self, spec: CircuitSpec) -> Resident:
+        """The circuit of `spec`, loaded (PCE, parameters) unless resident already."""
+        with self._resident_lock:
+            if spec.key not in self._resident:
+                t = time.perf_counter()
+                circuit, params = spec.load()
+                held = self.budget.reserve(resident_bytes(circuit, params), f"circuit {spec.key} resident",
+                                           self.config.memory.admission_timeout_s)
+                self._resident[spec.key] = Resident(spec.key, circuit, params,
+                                                    groth16.prepare_verifying_key(params.vk), held)
+                log.info("engine: circuit %s resident in %.1f s", spec.key, time.perf_counter() - t)
+            res = self._resident[spec.key]
+            res.last_used = time.monotonic()
+            return res
+
+    def evict(self, key: str) -> bool:
+        """Drop a resident circuit (its parameters and their GPU tables go with it)."""
+        with self._resident_lock:
+            res = self._resident.pop(key, None)
+        if res is not None:
+            res.reservation.release()
+        return res is not None
+
+    @property
+    def held(self) -> int:
+        """Bytes reserved for the engine and synthesis processes and the resident circuits (not items)."""
+        with self._resident_lock:
+            circuits = sum(r.reservation.bytes for r in self._resident.values())
+        return circuits + sum(r.bytes for r in self._baselines)
+
+    @property
+    def resident(self) -> list[str]:
+        with self._resident_lock:
+            return list(self._resident)
+
+    # ---- jobs ----------------------------------------------------------------------------------
+    def submit(self, spec: CircuitSpec, tasks: Sequence[Task], priority: Priority = Priority.POREP,
+               job_id: str | None = None) -> Job:
+        """Queue a proof of len(tasks) partitions of the circuit `spec`."""
+        if self._closed:
+            raise InputError("the engine is closed")
+        if not tasks:
+            raise InputError("a job needs at least one partition")
+        self.preload(spec)
+        job = Job(job_id or f"job-{next(self._job_ids)}", spec, tasks, Priority(priority))
+        with self._cond:
+            for k in range(len(tasks)):
+                heapq.heappush(self._pending, _Item(int(priority), next(self._seq), job, k))
+                self._event(job, k, "queued")
+            self._cond.notify_all()
+        return job
+
+    def submit_porep(self, c1: C1Output, priority: Priority = Priority.POREP, job_id: str | None = None,
+                     ids: tuple[bytes, int] | None = None) -> Job:
+        """Queue the PoRep (C2) proof of a C1 output; its vanilla proofs are checked first."""
+        c1.verify(*(ids or (None, None)))
+        config, graph = c1.config, SdrGraph.for_config(c1.config)
+        tasks = [Task(_PorepWitness(c1.registered_proof.name, c1.replica_id, c1.comm_d, c1.comm_r, c1.vanilla_proofs[k]),
+                      partition_public_inputs(config, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, k, graph))
+                 for k in range(config.partitions)]
+        spec = porep_spec(c1)
+        return self.submit(spec, tasks, priority, job_id)
+
+    def close(self) -> None:
+        """Stop taking jobs, cancel what is queued, wait for the workers."""
+        with self._cond:
+            self._closed = True
+            for item in self._pending + self._gpu_queue:
+                item.job.cancel()
+            self._cond.notify_all()
+        for t in self._threads:
+            t.join()
+        self._pool.shutdown(cancel_futures=True)
+        for key in self.resident:
+            self.evict(key)
+        for r in self._baselines:
+            r.release()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- the pipeline --------------------------------------------------------------------------
+    def _item_bytes(self, res: Resident) -> int:
+        witness = 32 * (res.circuit.num_inputs + res.circuit.num_aux)
+        synthesis = res.synthesis_bytes if res.synthesis_bytes is not None else SYNTHESIS_GUESS_FACTOR * witness
+        return witness + synthesis + 4 * 32 * res.circuit.domain_size
+
+    def _next_pending(self) -> _Item | None:
+        with self._cond:
+            while not self._closed:
+                while self._pending and self._pending[0].job.done:
+                    heapq.heappop(self._pending)
+                if self._pending:
+                    return heapq.heappop(self._pending)
+                self._cond.wait()
+            return None
+
+    def _dispatch(self) -> None:
+        """Admit pending items to synthesis in priority order, each with a slot and its host RAM."""
+        while (item := self._next_pending()) is not None:
+            if not self._workers_counted:
+                self._count_workers()
+            self._slots.acquire()
+            res = self.preload(item.job.spec)
+            first = res.synthesis_bytes is None
+            try:
+                item.reservation = self.budget.reserve(self._item_bytes(res), f"{item.job.id} partition {item.k}",
+                                                       self.config.memory.admission_timeout_s)
+            except CuzkError as e:
+                self._slots.release()
+                item.job._finish(error=e)
+                continue
+            if item.job.done:
+                self._release(item)
+                continue
+            item.job.partition_state[item.k] = "synthesis"
+            self._event(item.job, item.k, "admitted")
+            future = self._pool.submit(_measured, item.job.tasks[item.k].synthesize)
+            future.add_done_callback(lambda f, item=item, res=res: self._synthesized(item, res, f))
+            if first:  # the circuit's first item runs alone: its measurement sizes the next ones
+                future.exception()
+
+    def _count_workers(self) -> None:
+        """Start every synthesis process and reserve its resident size (before any item runs)."""
+        pids = {}
+        for pid, rss in (f.result() for f in [self._pool.submit(_worker_rss) for _ in range(self.config.pipeline.max_parallel_synthesis)]):
+            pids[pid] = rss
+        self._baselines += [self.budget.reserve(rss, f"synthesis process {pid}", self.config.memory.admission_timeout_s)
+                            for pid, rss in pids.items()]
+        self._workers_counted = True
+
+    def _synthesized(self, item: _Item, res: Resident, future: Future) -> None:
+        if item.job.done:
+            return self._release(item)
+        try:
+            item.witness, grown, start, end = future.result()
+        except BaseException as e:  # noqa: BLE001 - the job carries the worker's error
+            self._event(item.job, item.k, "synthesis_end")
+            item.job._finish(error=e)
+            return self._release(item)
+        self._event(item.job, item.k, "synthesis_start", start)
+        self._event(item.job, item.k, "synthesis_end", end)
+        res.synthesis_bytes = max(res.synthesis_bytes or 0, grown)
+        item.job.partition_state[item.k] = "gpu_queue"
+        with self._cond:
+            heapq.heappush(self._gpu_queue, item)
+            self._cond.notify_all()
+
+    def _next_gpu(self) -> _Item | None:
+        with self._cond:
+            while True:
+                if self._gpu_queue:
+                    return heapq.heappop(self._gpu_queue)
+                if self._closed:
+                    return None
+                self._cond.wait()
+
+    def _gpu_worker(self, backend: Backend) -> None:
+        while (item := self._next_gpu()) is not None:
+            try:
+                if not item.job.done:
+                    item.job._partition_done(item.k, self._prove(item, backend))
+            except BaseException as e:  # noqa: BLE001 - the job carries the error
+                item.job._finish(error=e)
+            finally:
+                self._release(item)
+
+    def _prove(self, item: _Item, backend: Backend) -> Proof:
+        job, k = item.job, item.k
+        res = self.preload(job.spec)
+        job.partition_state[k] = "proving"
+        self._event(job, k, "gpu_start")
+        w, x = item.witness, list(job.tasks[k].inputs)
+        if Fr.to_ints(w[1:res.circuit.num_inputs]) != x:
+            raise InputError(f"{job.id} partition {k}: the witness's public inputs differ from the expected ones")
+        try:
+            proof = groth16.prove(res.params.params, res.circuit, w, backend, check=True)
+        except UnsatisfiedConstraintError as e:
+            raise UnsatisfiedConstraintError(e.index, f"{job.id} partition {k}") from None
+        if not groth16.verify(res.pvk, x, proof):
+            raise ProofVerificationError(k, f"{job.id}: the proof does not verify")
+        self._event(job, k, "gpu_end")
+        job.timings.update({f"prove.{k}.{s}": v for s, v in proof.timings.items()})
+        return proof
+
+    def _release(self, item: _Item) -> None:
+        item.witness = None
+        if item.reservation is not None:
+            item.reservation.release()
+            item.reservation = None
+            self._slots.release()
+
+    def _event(self, job: Job, k: int, what: str, at: float | None = None) -> None:
+        event = {"t": time.time() if at is None else at, "job": job.id, "partition": k, "event": what, "host_reserved": self.budget.used}
+        self.timeline.append(event)
+        if self._timeline_path is not None:
+            with self._timeline_path.open("a") as f:
+                f.write(json.dumps(event) + "\n")
+
+
+# ---- PoRep adapters (picklable: they cross into the synthesis processes) --------------------------
+def porep_spec(c1: C1Output) -> CircuitSpec:
+    """The resident-circuit spec of a C1's partition circuit: its PCE and parameters, vectors kept."""
+    proof = c1.registered_proof
+
+    def load() -> tuple[AnyCircuit, LoadedParams]:
+        circuit = CompiledCircuit(pce_cache.load_or_build(proof.name, progress=False))
+        return circuit, load_or_generate(porep_stem(proof.sector_size), circuit, progress=False, keep=True)
+
+    return CircuitSpec(pce_cache.identity(proof.name)["shape"], load)
+
+
+@dataclass(frozen=True)
+class _PorepWitness:
+    """One partition's witness from its vanilla proofs (witness-only synthesis)."""
+
+    proof: str
+    replica_id: Any
+    comm_d: Any
+    comm_r: Any
+    vanilla: Any
+
+    def __call__(self) -> np.ndarray:
+        from cuzk.porep.circuit import PartitionWitness, circuit
+
+        w = PartitionWitness.from_vanilla(self.replica_id, self.comm_d, self.comm_r, self.vanilla)
+        return circuit(pce_cache.shape_of(self.proof), w, mode="witness").witness()
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+
+
+def _measured(fn: Callable[[], np.ndarray]) -> tuple[np.ndarray, int, float, float]:
+    """fn() in a synthesis process: its result, the process's peak RSS growth over the call (bytes)
+    and the wall-clock start and end (time.time)."""
+    before, start = _rss(), time.time()
+    out = fn()
+    return out, max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before), start, time.time()
+
+
+def _worker_rss() -> tuple[int, int]:
+    """(pid, resident bytes) of a synthesis process, after a pause that makes the pool start them all."""
+    time.sleep(0.2)
+    return os.getpid(), _rss()

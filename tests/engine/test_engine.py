@@ -1,0 +1,164 @@
+"""cuzk.engine.Engine on the CPU backend: partition proofs in order and verified, priorities,
+cancellation, the host RAM budget (never more reserved than it, an oversized item failing at once),
+errors carried to the job; a 2KiB PoRep proof through the engine (slow)."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cuzk import groth16
+from cuzk.engine import EngineConfig, MemoryBudget
+from cuzk.engine.config import GpuConfig, MemoryConfig, PipelineConfig
+from cuzk.engine import engine as engine_module
+from cuzk.engine.engine import CircuitSpec, Engine, JobCancelledError, Priority, Task
+from cuzk.errors import BudgetExceededError, UnsatisfiedConstraintError
+from cuzk.groth16 import as_circuit, setup
+from cuzk.porep.params_cache import LoadedParams, ParamsFiles
+from engine import circuits  # tests/ is on the path; the synthesis processes inherit it
+
+WIDTH = 3
+
+
+def spec(key: str = "small") -> CircuitSpec:
+    def load():
+        circuit = as_circuit(circuits.inputs_circuit([1] * WIDTH))
+        params = setup(circuit, np.random.default_rng(1))
+        return circuit, LoadedParams(params, params.vk, ParamsFiles(Path("/nonexistent"), "test"), True)
+    return CircuitSpec(key, load)
+
+
+def tasks(first: int, n: int, delay: float = 0.0, **kw) -> list[Task]:
+    values = [[first + 10 * k + i for i in range(WIDTH)] for k in range(n)]
+    return [Task(functools.partial(circuits.witness, v, delay, **kw), v) for v in values]
+
+
+def config(synthesis: int = 2, gpu_workers: int = 1, queue: int = 1) -> EngineConfig:
+    return EngineConfig(gpus=GpuConfig(gpu_workers_per_device=gpu_workers),
+                        pipeline=PipelineConfig(max_parallel_synthesis=synthesis, gpu_queue_depth=queue),
+                        memory=MemoryConfig(admission_timeout_s=30))
+
+
+@pytest.fixture(scope="module")
+def engine():
+    with Engine(config(), backend="cpu", budget=MemoryBudget(1 << 30, "test RAM")) as e:
+        yield e
+
+
+def check_proofs(engine: Engine, job, proof: bytes) -> None:
+    res = engine.preload(job.spec)
+    parts = [groth16.Proof.from_bytes(proof[i:i + 192]) for i in range(0, len(proof), 192)]
+    assert len(parts) == len(job.tasks)
+    for task, p in zip(job.tasks, parts):
+        assert groth16.verify(res.pvk, list(task.inputs), p)
+    if len(parts) > 1:  # in partition order: the first proof does not verify the second's inputs
+        assert not groth16.verify(res.pvk, list(job.tasks[1].inputs), parts[0])
+
+
+def test_partition_proofs_in_order_and_verified(engine):
+    job = engine.submit(spec(), tasks(5, 4))
+    proof = job.result(timeout=120)
+    check_proofs(engine, job, proof)
+    assert job.partition_state == ["done"] * 4 and engine.budget.used == engine.held
+    events = [e["event"] for e in engine.timeline if e["job"] == job.id and e["partition"] == 0]
+    assert events == ["queued", "admitted", "synthesis_start", "synthesis_end", "gpu_start", "gpu_end"]
+    times = [e["t"] for e in engine.timeline if e["job"] == job.id and e["partition"] == 0]
+    assert times == sorted(times)  # synthesis start and end are the worker's own clock readings
+
+
+def test_circuit_is_loaded_once_and_evicted_on_request(engine):
+    engine.submit(spec("twice"), tasks(1, 1)).result(timeout=120)
+    res = engine.preload(spec("twice"))
+    engine.submit(spec("twice"), tasks(2, 1)).result(timeout=120)
+    assert engine.preload(spec("twice")) is res and res.synthesis_bytes is not None
+    assert engine.evict("twice") and "twice" not in engine.resident and not engine.evict("twice")
+
+
+def test_higher_priority_overtakes_queued_work():
+    with Engine(config(synthesis=1, queue=1), backend="cpu", budget=MemoryBudget(1 << 30, "test RAM")) as e:
+        e.submit(spec(), tasks(1, 1)).result(timeout=120)  # circuit resident, worker started
+        low = e.submit(spec(), tasks(100, 6, delay=0.3), Priority.POREP)
+        time.sleep(0.2)
+        high = e.submit(spec(), tasks(200, 1), Priority.WINNING_POST)
+        high.result(timeout=120)
+        assert not low.done  # the high job ran before the rest of the low one
+        check_proofs(e, low, low.result(timeout=120))
+        order = [ev["job"] for ev in e.timeline if ev["event"] == "admitted" and ev["job"] in (low.id, high.id)]
+        assert order.index(high.id) < len(order) - 1
+
+
+def test_cancel_frees_everything():
+    with Engine(config(synthesis=1), backend="cpu", budget=MemoryBudget(1 << 30, "test RAM")) as e:
+        job = e.submit(spec(), tasks(1, 5, delay=0.3))
+        time.sleep(0.5)
+        assert job.cancel() and job.cancelled and not job.cancel()
+        with pytest.raises(JobCancelledError):
+            job.result(timeout=1)
+        after = e.submit(spec(), tasks(7, 1))
+        after.result(timeout=120)
+        deadline = time.monotonic() + 10
+        while e.budget.used > e.held and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert e.budget.used == e.held
+        started = {ev["partition"] for ev in e.timeline if ev["job"] == job.id and ev["event"] == "gpu_start"}
+        assert len(started) < 5
+
+
+def probe_sizes() -> tuple[int, int]:
+    """(bytes an idle engine with this circuit holds, bytes of one item, the larger of guessed and measured)."""
+    with Engine(config(), backend="cpu", budget=MemoryBudget(1 << 34, "probe")) as probe:
+        probe.submit(spec(), tasks(1, 1)).result(timeout=120)
+        res = probe.preload(spec())
+        item = max(probe._item_bytes(res), probe._item_bytes(dataclasses.replace(res, synthesis_bytes=None)))
+        return probe.held, item
+
+
+def test_reservations_never_exceed_the_budget():
+    """A budget that fits two items next to what the engine holds: every event sees at most the
+    total reserved, and everything runs."""
+    held, item = probe_sizes()
+    budget = MemoryBudget(held + 2 * item + item // 2 + (256 << 20), "test RAM")  # + room for a third process
+    with Engine(config(synthesis=3, gpu_workers=2, queue=3), backend="cpu", budget=budget) as e:
+        jobs = [e.submit(spec(), tasks(10 * j, 3, delay=0.05)) for j in range(3)]
+        for job in jobs:
+            check_proofs(e, job, job.result(timeout=180))
+        assert max(ev["host_reserved"] for ev in e.timeline) <= budget.total
+        assert budget.used == e.held
+    assert budget.used == 0  # closing the engine gives everything back
+
+
+def test_an_item_larger_than_the_budget_fails_at_once(monkeypatch):
+    """An item whose reservation (here: a first item's guess made huge) exceeds the whole budget
+    fails at once with what it needs and what the budget is, instead of waiting."""
+    monkeypatch.setattr(engine_module, "SYNTHESIS_GUESS_FACTOR", 10**9)
+    with Engine(config(), backend="cpu", budget=MemoryBudget(1 << 34, "test RAM", "the test")) as e:
+        t = time.monotonic()
+        with pytest.raises(BudgetExceededError, match="test RAM") as err:
+            e.submit(spec(), tasks(1, 2)).result(timeout=30)
+        assert time.monotonic() - t < 10 and "16.00 GiB" in str(err.value)
+
+
+def test_a_budget_too_small_for_the_engine_itself_is_refused():
+    with pytest.raises(BudgetExceededError, match="the engine process"):
+        Engine(config(), backend="cpu", budget=MemoryBudget(1024, "tiny RAM"))
+
+
+@pytest.mark.parametrize("kind", ["unsatisfied", "synthesis error"])
+def test_errors_reach_the_job(engine, kind):
+    if kind == "unsatisfied":
+        bad = tasks(3, 2)
+        bad[1] = tasks(3, 2, wrong=True)[1]
+        with pytest.raises(UnsatisfiedConstraintError, match="partition 1"):
+            engine.submit(spec(), bad).result(timeout=120)
+    else:
+        v = [1, 2, 3]
+        with pytest.raises(RuntimeError, match="synthesis failed"):
+            engine.submit(spec(), [Task(functools.partial(circuits.failing, v), v)]).result(timeout=120)
+    deadline = time.monotonic() + 10
+    while engine.budget.used > engine.held and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert engine.budget.used == engine.held
