@@ -1,10 +1,12 @@
 """The `cuzk` command: selftest; seal, prove, verify a PoRep; demo (all three on a built-in 2KiB sector);
 gpu info and gpu build (CUDA devices; compile the kernels ahead); pce build, show and verify (the
-compiled partition circuit cached beside the parameters)."""
+compiled partition circuit cached beside the parameters); config show (the engine's effective
+configuration); timeline summary and plot (an engine timeline)."""
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import logging
 import os
 import re
@@ -29,8 +31,9 @@ EPILOG = """exit status:
   1    verify: the proof is INVALID; selftest or demo failed; gpu info: no CUDA device;
        pce show: no PCE cached; pce verify: the cached PCE is absent or INVALID
   2    an error in what was asked: bad usage, a file that is missing, a directory, unreadable or
-       unwritable, or malformed input; one line on stderr, "cuzk: error: <message>", naming the
-       path or field (output paths are checked before any long work starts)
+       unwritable, or malformed input (a configuration file or CUZK_<TABLE>_<KEY> variable, a
+       timeline line); one line on stderr, "cuzk: error: <message>", naming the path, field, key
+       or variable (output paths are checked before any long work starts)
   3    an internal error (a bug in cuzk): one line on stderr; `cuzk --debug ...` shows the traceback
   130  interrupted (Ctrl-C)
 """
@@ -390,6 +393,66 @@ def _add_pce_commands(sub) -> None:
     vp.set_defaults(run=_pce_verify)
 
 
+# ---------------------------------------------------------------- engine: config show, timeline
+
+def _config_show(args: argparse.Namespace) -> int:
+    from cuzk.engine.config import resolve
+
+    config, sources = resolve(args.config)
+    for dotted, source in sources.items():
+        table, key = dotted.split(".")
+        value = getattr(getattr(config, table), key)
+        line = (f"# {dotted} (not set)" if value is None
+                else f"{dotted} = {json.dumps(list(value) if isinstance(value, tuple) else value, default=str)}")
+        print(f"{line}  # {source}")
+    return 0
+
+
+def _timeline_summary(args: argparse.Namespace) -> int:
+    from cuzk.engine.timeline import read_timeline, summary
+    from cuzk.errors import format_size
+
+    s = summary(read_timeline(args.file))
+    print(f"{args.file}: {s['events']} events over {s['span_s']:.3f} s, {len(s['jobs'])} job(s)")
+    print(f"GPU busy {s['gpu_busy_s']:.3f} s ({s['gpu_busy_fraction']:.1%} of the span); at most "
+          f"{s['max_gpu_queue']} waiting for a GPU; peak host reserved {format_size(s['peak_host_reserved'])}")
+    print(f"{'job':<16} {'partitions':>10} {'proved':>6} {'queued at':>10} {'done at':>10} {'seconds':>10}")
+    for job, j in s["jobs"].items():
+        times = " ".join(f"{'-':>10}" if v is None else f"{v:10.3f}"
+                         for v in (j["queued_s"], j["done_s"], j["seconds"]))
+        print(f"{job:<16} {j['partitions']:>10} {j['proved']:>6} {times}")
+    return 0
+
+
+def _timeline_plot(args: argparse.Namespace) -> int:
+    from cuzk.engine.timeline import plot, read_timeline
+
+    _check_output("--out", args.out)
+    events = read_timeline(args.file)
+    plot(events, args.out)
+    print(f"{args.out}: {len(events)} events of {args.file}")
+    return 0
+
+
+def _add_engine_commands(sub) -> None:
+    cp = sub.add_parser("config", help="the engine's configuration: show")
+    csub = cp.add_subparsers(dest="config_command", required=True)
+    sp = csub.add_parser("show", help="print the effective configuration (defaults, --config file, CUZK_<TABLE>_<KEY> "
+                                      "variables) and where each value came from")
+    sp.add_argument("--config", metavar="FILE", help="a TOML configuration file (see cuzk.example.toml)")
+    sp.set_defaults(run=_config_show)
+    tp = sub.add_parser("timeline", help="an engine timeline (JSONL): summary, plot")
+    tsub = tp.add_subparsers(dest="timeline_command", required=True)
+    sm = tsub.add_parser("summary", help="per job its partitions and time; GPU busy share, GPU queue, peak host memory")
+    sm.add_argument("file", metavar="FILE")
+    sm.set_defaults(run=_timeline_summary)
+    pl = tsub.add_parser("plot", help="draw GPU and synthesis intervals, queue depths and host memory into a PNG "
+                                      "(needs matplotlib: pip install 'cuzk[plot]')")
+    pl.add_argument("file", metavar="FILE")
+    pl.add_argument("--out", required=True, metavar="PNG", help="the PNG to write (atomically)")
+    pl.set_defaults(run=_timeline_plot)
+
+
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|\S+")  # quoted values, else single words
 ERROR_MAX_CHARS = 200  # of a usage error's message, before any list of choices
 
@@ -424,6 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_porep_commands(sub)
     _add_gpu_commands(sub)
     _add_pce_commands(sub)
+    _add_engine_commands(sub)
     return parser
 
 

@@ -34,6 +34,12 @@ something else (an explicit total replaces MemTotal there, and the margin applie
 they are refused with a pointer to these keys. Sizes are bytes (an integer) or a string with a
 binary unit ("2GiB", "512M"). Unknown tables and keys, wrong types and out-of-range values raise
 ConfigError naming the file and the dotted key.
+
+Environment variables override the file: CUZK_<TABLE>_<KEY> in upper case (CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS=4,
+CUZK_MEMORY_HOST_CAP=48GiB, CUZK_GPUS_DEVICES=0,1 (empty: []), CUZK_SRS_PARAM_CACHE=/params, a relative
+path relative to the current directory), checked as the file's values are (resolve). Every variable
+that starts with a table's prefix (CUZK_GPUS_, CUZK_PIPELINE_, CUZK_MEMORY_, CUZK_SRS_) must name a key;
+cuzk's other variables (CUZK_CACHE_DIR, CUZK_VRAM_BUDGET, ...) are not configuration.
 """
 from __future__ import annotations
 
@@ -41,12 +47,13 @@ import json
 import math
 import os
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cuzk.errors import ConfigError, InputError
+from cuzk.util.fileio import irregular_reason, is_regular, open_regular
 from cuzk.util.sizes import parse_bytes
 
 GIB = 1 << 30
@@ -144,15 +151,47 @@ def _directory(value: Any, base: Path) -> Path:
     return base / Path(value).expanduser()  # an absolute path stays as it is
 
 
-_SCHEMA: dict[str, tuple[type, dict[str, Callable[[Any, Path], Any]]]] = {
-    "gpus": (GpuConfig, {"devices": _devices, "gpu_workers_per_device": _integer(1)}),
-    "pipeline": (PipelineConfig, {"max_parallel_synthesis": _integer(1), "gpu_queue_depth": _integer(1)}),
+def _int_text(text: str) -> int | str:
+    """An environment value for an integer key: the integer, or the text for the check to refuse."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _float_text(text: str) -> float | str:
+    """An environment value for a number key: the number, or the text for the check to refuse."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _list_text(text: str) -> list[int] | str:
+    """"0,1" -> [0, 1]; "" -> []."""
+    try:
+        return [int(part) for part in text.split(",")] if text.strip() else []
+    except ValueError:
+        return text
+
+
+Parser = Callable[[Any, Path], Any]
+# table -> (its dataclass, key -> (the check of a TOML value, an environment value as a TOML one))
+_SCHEMA: dict[str, tuple[type, dict[str, tuple[Parser, Callable[[str], Any]]]]] = {
+    "gpus": (GpuConfig, {"devices": (_devices, _list_text), "gpu_workers_per_device": (_integer(1), _int_text)}),
+    "pipeline": (PipelineConfig, {"max_parallel_synthesis": (_integer(1), _int_text),
+                                  "gpu_queue_depth": (_integer(1), _int_text)}),
     "memory": (MemoryConfig, {
-        "host_cap": _size(allow_zero=False), "host_margin": _size(allow_zero=True),
-        "vram_fraction": _positive(1.0, "must be a number in (0, 1]"),
-        "admission_timeout_s": _positive(math.inf, "must be a finite number of seconds > 0")}),
-    "srs": (SrsConfig, {"param_cache": _directory}),
+        "host_cap": (_size(allow_zero=False), str), "host_margin": (_size(allow_zero=True), str),
+        "vram_fraction": (_positive(1.0, "must be a number in (0, 1]"), _float_text),
+        "admission_timeout_s": (_positive(math.inf, "must be a finite number of seconds > 0"), _float_text)}),
+    "srs": (SrsConfig, {"param_cache": (_directory, str)}),
 }
+
+
+def env_name(dotted: str) -> str:
+    """The environment variable that overrides a dotted key: memory.host_cap -> CUZK_MEMORY_HOST_CAP."""
+    return "CUZK_" + dotted.replace(".", "_").upper()
 
 
 def _shown(value: Any) -> str:
@@ -162,13 +201,14 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:60] + "..."
 
 
-def load_config(path: str | os.PathLike) -> EngineConfig:
-    """The configuration in the TOML file at `path`, every key not in it at its default. Raises
-    ConfigError naming the file (and the dotted key) when it cannot be read, is not TOML, or has an
-    unknown table or key or a bad value."""
+def _read_file(path: str | os.PathLike) -> dict[str, dict[str, Any]]:
+    """The checked values the TOML file at `path` sets, per table and key (see load_config)."""
     source = str(path)
     try:
-        data = tomllib.loads(Path(path).read_bytes().decode("utf-8"))
+        with open_regular(path) as (fd, st), open(fd, "rb", closefd=False) as f:
+            if not is_regular(st):  # a FIFO is refused, not waited on
+                raise ConfigError(source, None, f"cannot be read ({irregular_reason(st)[1]})")
+            data = tomllib.loads(f.read().decode("utf-8"))
     except OSError as e:
         raise ConfigError(source, None, f"cannot be read ({e.strerror or e})") from None
     except UnicodeDecodeError:
@@ -177,24 +217,71 @@ def load_config(path: str | os.PathLike) -> EngineConfig:
         raise ConfigError(source, None, f"is not valid TOML: {e}") from None
     base = Path(path).expanduser().absolute().parent
     tables = ", ".join(f"[{name}]" for name in _SCHEMA)
-    sections = {}
+    sections: dict[str, dict[str, Any]] = {}
     for name, table in data.items():
         if name not in _SCHEMA:
             raise ConfigError(source, name, f"is not a known table (the tables are {tables})")
         if not isinstance(table, dict):
             raise ConfigError(source, name, f"must be a table ([{name}]), got {_shown(table)}")
-        cls, parsers = _SCHEMA[name]
-        values = {}
+        keys = _SCHEMA[name][1]
+        values = sections.setdefault(name, {})
         for key, value in table.items():
             dotted = f"{name}.{key}"
             if dotted in CURIO_KEYS:
                 raise ConfigError(source, dotted, f"is curio's key, with another meaning: use {CURIO_KEYS[dotted]} "
                                                   "(see cuzk.example.toml)")
-            if key not in parsers:
-                raise ConfigError(source, dotted, f"is not a known key (the keys of [{name}]: {', '.join(parsers)})")
+            if key not in keys:
+                raise ConfigError(source, dotted, f"is not a known key (the keys of [{name}]: {', '.join(keys)})")
             try:
-                values[key] = parsers[key](value, base)
+                values[key] = keys[key][0](value, base)
             except _Bad as e:
                 raise ConfigError(source, dotted, f"{e}, got {_shown(value)}") from None
-        sections[name] = cls(**values)
-    return EngineConfig(**sections)
+    return sections
+
+
+def _read_env(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    """The checked values the CUZK_<TABLE>_<KEY> variables set, per table and key; ConfigError
+    (source "environment", key the variable) for an unknown variable or a bad value."""
+    sections: dict[str, dict[str, Any]] = {}
+    base = Path.cwd()
+    curio = {env_name(k): env_name(v) for k, v in CURIO_KEYS.items()}
+    for name, (_, keys) in _SCHEMA.items():
+        known = {env_name(f"{name}.{key}"): key for key in keys}
+        for var in sorted(v for v in environ if v.startswith(env_name(name) + "_")):
+            if var in curio:
+                raise ConfigError("environment", var, f"is curio's key, with another meaning: use {curio[var]}")
+            if var not in known:
+                raise ConfigError("environment", var, f"is not a known variable (those of [{name}]: "
+                                                      f"{', '.join(known)})")
+            parse, from_text = keys[known[var]]
+            value = from_text(environ[var])
+            try:
+                sections.setdefault(name, {})[known[var]] = parse(value, base)
+            except _Bad as e:
+                raise ConfigError("environment", var, f"{e}, got {_shown(value)}") from None
+    return sections
+
+
+def _build(sections: dict[str, dict[str, Any]]) -> EngineConfig:
+    return EngineConfig(**{name: _SCHEMA[name][0](**values) for name, values in sections.items()})
+
+
+def load_config(path: str | os.PathLike) -> EngineConfig:
+    """The configuration in the TOML file at `path`, every key not in it at its default (the
+    environment is not read: see resolve). Raises ConfigError naming the file (and the dotted key)
+    when it cannot be read, is not TOML, or has an unknown table or key or a bad value."""
+    return _build(_read_file(path))
+
+
+def resolve(path: str | os.PathLike | None = None,
+            environ: Mapping[str, str] = os.environ) -> tuple[EngineConfig, dict[str, str]]:
+    """The effective configuration: the defaults, under the file at `path` (if any), under the
+    CUZK_<TABLE>_<KEY> variables of `environ`; and for every dotted key where its value came from:
+    "default", the file's path, or "env CUZK_...". ConfigError names the file and key, or the variable."""
+    sections = _read_file(path) if path is not None else {}
+    sources = {f"{name}.{key}": "default" for name, (_, keys) in _SCHEMA.items() for key in keys}
+    sources.update({f"{name}.{key}": str(path) for name, values in sections.items() for key in values})
+    for name, values in _read_env(environ).items():
+        sections.setdefault(name, {}).update(values)
+        sources.update({f"{name}.{key}": f"env {env_name(f'{name}.{key}')}" for key in values})
+    return _build(sections), sources

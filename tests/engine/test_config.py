@@ -1,12 +1,14 @@
-"""cuzk.engine.config: defaults, the example file, and a ConfigError naming the file and key for
-each kind of bad input."""
+"""cuzk.engine.config: defaults, the example file, environment overrides (resolve), and a ConfigError
+naming the file and key (or the variable) for each kind of bad input."""
 import dataclasses
+import os
 from pathlib import Path
 
 import pytest
 
 from cuzk.engine import config as config_module
-from cuzk.engine.config import EngineConfig, GpuConfig, MemoryConfig, PipelineConfig, SrsConfig, load_config
+from cuzk.engine.config import (EngineConfig, GpuConfig, MemoryConfig, PipelineConfig, SrsConfig, env_name,
+                                load_config, resolve)
 from cuzk.errors import ConfigError
 
 GIB = 1 << 30
@@ -138,3 +140,78 @@ def test_files_that_cannot_be_loaded(tmp_path):
         load_config(tmp_path / "cuzk.toml")
     with pytest.raises(ConfigError, match=r"missing.toml: cannot be read \(No such file or directory\)$"):
         load_config(tmp_path / "missing.toml")
+
+
+# ---- environment overrides (resolve) ------------------------------------------------------------
+
+def test_resolve_defaults_and_sources():
+    config, sources = resolve(None, {})
+    assert config == EngineConfig.default()
+    assert sources == {dotted: "default" for dotted in DOTTED}
+    assert resolve(None, {"CUZK_CACHE_DIR": "/c", "CUZK_VRAM_BUDGET": "1G", "CUZK_TEST_SEED": "1",
+                          "CUZK_FUZZ_SEED": "2", "PIPELINE_MAX_PARALLEL_SYNTHESIS": "x"}) == (config, sources)
+
+
+def test_env_overrides_the_file_and_says_where_each_value_came_from(tmp_path):
+    path = tmp_path / "cuzk.toml"
+    path.write_text('[pipeline]\nmax_parallel_synthesis = 3\ngpu_queue_depth = 5\n[memory]\nhost_margin = "1G"\n')
+    config, sources = resolve(path, {"CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS": "4", "CUZK_MEMORY_HOST_CAP": "48GiB",
+                                     "CUZK_GPUS_DEVICES": "0, 1", "CUZK_MEMORY_VRAM_FRACTION": "0.5",
+                                     "CUZK_MEMORY_ADMISSION_TIMEOUT_S": "60", "CUZK_SRS_PARAM_CACHE": "p"})
+    assert config == EngineConfig(GpuConfig((0, 1), 2), PipelineConfig(4, 5),
+                                  MemoryConfig(48 * GIB, GIB, 0.5, 60.0), SrsConfig(Path.cwd() / "p"))
+    assert sources == {
+        "gpus.devices": "env CUZK_GPUS_DEVICES", "gpus.gpu_workers_per_device": "default",
+        "pipeline.max_parallel_synthesis": "env CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS",
+        "pipeline.gpu_queue_depth": str(path),
+        "memory.host_cap": "env CUZK_MEMORY_HOST_CAP", "memory.host_margin": str(path),
+        "memory.vram_fraction": "env CUZK_MEMORY_VRAM_FRACTION",
+        "memory.admission_timeout_s": "env CUZK_MEMORY_ADMISSION_TIMEOUT_S",
+        "srs.param_cache": "env CUZK_SRS_PARAM_CACHE"}
+    assert load_config(path) == EngineConfig(pipeline=PipelineConfig(3, 5), memory=MemoryConfig(host_margin=GIB))
+
+
+def test_every_key_has_its_variable():
+    assert [env_name(d) for d in DOTTED] == [
+        "CUZK_GPUS_DEVICES", "CUZK_GPUS_GPU_WORKERS_PER_DEVICE", "CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS",
+        "CUZK_PIPELINE_GPU_QUEUE_DEPTH", "CUZK_MEMORY_HOST_CAP", "CUZK_MEMORY_HOST_MARGIN", "CUZK_MEMORY_VRAM_FRACTION",
+        "CUZK_MEMORY_ADMISSION_TIMEOUT_S", "CUZK_SRS_PARAM_CACHE"]
+    assert resolve(None, {"CUZK_GPUS_DEVICES": ""})[0].gpus.devices == ()
+
+
+@pytest.mark.parametrize("var, value, message", [
+    ("CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS", "two", 'must be an integer >= 1, got "two"'),
+    ("CUZK_PIPELINE_GPU_QUEUE_DEPTH", "0", "must be an integer >= 1, got 0"),
+    ("CUZK_GPUS_DEVICES", "0,a", 'must be a list of distinct GPU ordinals (integers >= 0), got "0,a"'),
+    ("CUZK_GPUS_DEVICES", "1,1", "must be a list of distinct GPU ordinals (integers >= 0), got [1, 1]"),
+    ("CUZK_MEMORY_HOST_CAP", "lots",
+     'must be a size > 0 (bytes, or a number with K, M, G or T, e.g. "2GiB"), got "lots"'),
+    ("CUZK_MEMORY_VRAM_FRACTION", "80%", 'must be a number in (0, 1], got "80%"'),
+    ("CUZK_MEMORY_ADMISSION_TIMEOUT_S", "inf", "must be a finite number of seconds > 0, got inf"),
+    ("CUZK_SRS_PARAM_CACHE", " ", 'must be a directory path (a non-empty string), got " "'),
+    ("CUZK_PIPELINE_FOO", "1", "is not a known variable (those of [pipeline]: CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS, "
+                               "CUZK_PIPELINE_GPU_QUEUE_DEPTH)"),
+    ("CUZK_PIPELINE_max_parallel_synthesis", "1", "is not a known variable (those of [pipeline]: "
+     "CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS, CUZK_PIPELINE_GPU_QUEUE_DEPTH)"),
+    ("CUZK_MEMORY_TOTAL_BUDGET", "auto", "is curio's key, with another meaning: use CUZK_MEMORY_HOST_CAP"),
+])
+def test_bad_env_values_name_the_variable(var, value, message):
+    with pytest.raises(ConfigError) as info:
+        resolve(None, {var: value})
+    assert str(info.value) == f"environment: {var} {message}"
+    assert (info.value.source, info.value.key) == ("environment", var)
+
+
+def test_a_bad_file_is_reported_before_the_environment(tmp_path):
+    path = tmp_path / "cuzk.toml"
+    path.write_text("[pipeline]\ngpu_queue_depth = 0\n")
+    with pytest.raises(ConfigError, match=r"cuzk.toml: pipeline.gpu_queue_depth must be"):
+        resolve(path, {"CUZK_PIPELINE_FOO": "1"})
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(ConfigError, match=r"fifo: cannot be read \(not a regular file\)$"):
+        load_config(tmp_path / "fifo")
+    with pytest.raises(ConfigError, match=r"cannot be read \(Is a directory\)$"):
+        load_config(tmp_path)

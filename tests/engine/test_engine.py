@@ -162,3 +162,27 @@ def test_errors_reach_the_job(engine, kind):
     while engine.budget.used > engine.held and time.monotonic() < deadline:
         time.sleep(0.05)
     assert engine.budget.used == engine.held
+
+
+@pytest.mark.slow
+def test_2kib_porep_through_the_engine_verifies(tmp_path, monkeypatch):
+    """A 2KiB sector's C2 through the engine (CPU backend): the proof verifies with cuzk.verify, the
+    same check the one-shot cuzk.prove path passes; a second proof reuses the resident circuit."""
+    import cuzk
+    from cuzk import api
+
+    monkeypatch.setenv("CUZK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("FIL_PROOFS_PARAMETER_CACHE", raising=False)
+    rng = np.random.default_rng()
+    sector = cuzk.seal("StackedDrg2KiBV1_1", tmp_path / "sector", prover_id=bytes(32), sector_id=1,
+                       ticket=bytes(rng.integers(0, 256, 32, np.uint8)),
+                       progress=False)
+    seed = bytes(rng.integers(0, 256, 32, np.uint8))
+    c1, ids = api.as_c1(sector, seed)
+    with Engine(config(synthesis=1), backend="cpu") as e:
+        first = e.submit_porep(c1, ids=ids)
+        proof = first.result(timeout=3000)
+        assert cuzk.verify(sector, proof, seed=seed)
+        resident = e.preload(first.spec)
+        again = e.submit_porep(c1, ids=ids).result(timeout=600)
+        assert e.preload(first.spec) is resident and cuzk.verify(sector, again, seed=seed) and again != proof
