@@ -13,12 +13,15 @@ process -> GPU queue (a heap by priority) -> proved (check a.b = c, prove, verif
 -> its slot and reservation released. A circuit (its PCE and parameters, the query vectors kept so
 the GPU keeps their prepared tables) is loaded once and stays resident until `evict`.
 
-Host RAM, all of it reserved from one budget: the engine process as it starts; each synthesis
-process's resident size once it is up; each resident circuit (its PCE arrays and its decoded query
-vectors: 96 bytes per G1 point, 192 per G2); and per item the witness (32 bytes per variable) in
-the engine process, the synthesis process's peak growth (measured on each circuit's first item:
-until then the item reserves SYNTHESIS_GUESS_FACTOR witnesses for it, and runs alone) and the
-prover's vectors (a, b, c, h over the domain: 4 x 32 x domain size).
+Host RAM, all of it reserved from one budget: the engine process as it starts, and its growth
+since (see _settle); each synthesis process's resident size once it is up, and multiprocessing's
+resource tracker process; each resident circuit (its PCE arrays and its decoded query vectors: 96
+bytes per G1 point, 192 per G2); and per item the witness (32 bytes per variable) in the engine
+process, the synthesis process's peak growth (measured on each circuit's first item: until then the
+item reserves SYNTHESIS_GUESS_FACTOR witnesses for it) and the prover's vectors (a, b, c, h over the
+domain: 4 x 32 x domain size). A circuit's first item runs alone, through its proof: what it
+measures (the synthesis growth, the engine process's growth on first use) sizes the next ones.
+tests/engine/test_watchdog.py runs the engine under a watchdog that SIGKILLs it past the cap.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from enum import IntEnum
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +59,7 @@ from cuzk.porep.public_inputs import partition_public_inputs
 
 log = logging.getLogger("cuzk.engine")
 SYNTHESIS_GUESS_FACTOR = 8
+SETTLE_MIN_BYTES = 1 << 20  # engine process growth below this is not worth a reservation
 
 
 class Priority(IntEnum):
@@ -162,6 +167,8 @@ class _Item:
     k: int = field(compare=False)
     reservation: Reservation | None = field(default=None, compare=False)
     witness: np.ndarray | None = field(default=None, compare=False)
+    local: int = field(default=0, compare=False)  # of its reservation, the bytes in the engine process
+    ended: threading.Event = field(default_factory=threading.Event, compare=False)
 
 
 class Engine:
@@ -177,6 +184,8 @@ class Engine:
         pipe, mem = self.config.pipeline, self.config.memory
         self.budget = budget or MemoryBudget.for_host(host_limit(mem.host_cap), mem.host_margin)
         self._baselines = [self.budget.reserve(_rss(), "the engine process", mem.admission_timeout_s)]
+        self._engine_bytes = self._baselines[0].bytes  # reserved for the engine process itself
+        self._in_flight = [0, 0]  # items holding reservations, and their engine-process bytes (Item.local)
         self._workers_counted = False
         self._backends = self._make_backends(backend)
         self._resident: dict[str, Resident] = {}
@@ -291,7 +300,12 @@ class Engine:
     def _item_bytes(self, res: Resident) -> int:
         witness = 32 * (res.circuit.num_inputs + res.circuit.num_aux)
         synthesis = res.synthesis_bytes if res.synthesis_bytes is not None else SYNTHESIS_GUESS_FACTOR * witness
-        return witness + synthesis + 4 * 32 * res.circuit.domain_size
+        return self._local_bytes(res) + synthesis
+
+    @staticmethod
+    def _local_bytes(res: Resident) -> int:
+        """Of an item's bytes, those in the engine process: the witness and the prover's vectors."""
+        return 32 * (res.circuit.num_inputs + res.circuit.num_aux) + 4 * 32 * res.circuit.domain_size
 
     def _next_pending(self) -> _Item | None:
         with self._cond:
@@ -311,6 +325,7 @@ class Engine:
             self._slots.acquire()
             res = self.preload(item.job.spec)
             first = res.synthesis_bytes is None
+            self._settle()
             try:
                 item.reservation = self.budget.reserve(self._item_bytes(res), f"{item.job.id} partition {item.k}",
                                                        self.config.memory.admission_timeout_s)
@@ -318,6 +333,10 @@ class Engine:
                 self._slots.release()
                 item.job._finish(error=e)
                 continue
+            item.local = self._local_bytes(res)
+            with self._cond:
+                self._in_flight[0] += 1
+                self._in_flight[1] += item.local
             if item.job.done:
                 self._release(item)
                 continue
@@ -325,16 +344,44 @@ class Engine:
             self._event(item.job, item.k, "admitted")
             future = self._pool.submit(_measured, item.job.tasks[item.k].synthesize)
             future.add_done_callback(lambda f, item=item, res=res: self._synthesized(item, res, f))
-            if first:  # the circuit's first item runs alone: its measurement sizes the next ones
-                future.exception()
+            if first:  # the circuit's first item runs alone, through its proof: its measurements
+                item.ended.wait()  # (synthesis growth here, engine growth by _settle) size the next ones
+
+    def _settle(self) -> None:
+        """Reserve the engine process's growth that no reservation covers yet: code loaded on first
+        use (numba kernels, a GPU context and modules), threads, a circuit's load beyond its arrays,
+        allocator caches. It is the process's RSS beyond its own reservations, its resident circuits
+        and the engine-process part of the items in flight (a lower bound while items run, exact
+        between them; the first item of a circuit runs alone, so the next one sees its growth). The
+        dispatcher calls it before each admission; the growth stays reserved until close(). It waits
+        for room only while items run (nothing else would make room)."""
+        with self._resident_lock:
+            resident = sum(r.reservation.bytes for r in self._resident.values())
+        with self._cond:
+            running, local = self._in_flight
+        extra = _rss() - self._engine_bytes - resident - local
+        if extra < SETTLE_MIN_BYTES:
+            return
+        try:
+            self._baselines.append(self.budget.reserve(extra, "the engine process's growth",
+                                                       self.config.memory.admission_timeout_s if running else 0))
+        except CuzkError as e:  # the memory is in use all the same; the items still get their turn
+            log.warning("engine: cannot reserve the engine process's growth: %s", e)
+            return
+        self._engine_bytes += extra
 
     def _count_workers(self) -> None:
-        """Start every synthesis process and reserve its resident size (before any item runs)."""
+        """Start every synthesis process and reserve its resident size (before any item runs), and
+        that of multiprocessing's resource tracker (a process the spawn context started; a host
+        watchdog sees it too)."""
         pids = {}
         for pid, rss in (f.result() for f in [self._pool.submit(_worker_rss) for _ in range(self.config.pipeline.max_parallel_synthesis)]):
             pids[pid] = rss
-        self._baselines += [self.budget.reserve(rss, f"synthesis process {pid}", self.config.memory.admission_timeout_s)
-                            for pid, rss in pids.items()]
+        timeout = self.config.memory.admission_timeout_s
+        self._baselines += [self.budget.reserve(rss, f"synthesis process {pid}", timeout) for pid, rss in pids.items()]
+        tracker = getattr(resource_tracker._resource_tracker, "_pid", None)  # None: not running, or not ours
+        if tracker is not None and tracker not in pids and (rss := _rss(tracker)) > 0:
+            self._baselines.append(self.budget.reserve(rss, f"resource tracker process {tracker}", timeout))
         self._workers_counted = True
 
     def _synthesized(self, item: _Item, res: Resident, future: Future) -> None:
@@ -396,7 +443,11 @@ class Engine:
         if item.reservation is not None:
             item.reservation.release()
             item.reservation = None
+            with self._cond:
+                self._in_flight[0] -= 1
+                self._in_flight[1] -= item.local
             self._slots.release()
+        item.ended.set()
 
     def _event(self, job: Job, k: int, what: str, at: float | None = None) -> None:
         event = {"t": time.time() if at is None else at, "job": job.id, "partition": k, "event": what, "host_reserved": self.budget.used}
@@ -435,9 +486,15 @@ class _PorepWitness:
         return circuit(pce_cache.shape_of(self.proof), w, mode="witness").witness()
 
 
-def _rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize()
+def _rss(pid: int | str = "self") -> int:
+    """The resident bytes of a process (this one by default; 0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        if pid == "self":
+            raise
+        return 0
 
 
 def _measured(fn: Callable[[], np.ndarray]) -> tuple[np.ndarray, int, float, float]:

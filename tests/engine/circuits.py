@@ -30,3 +30,16 @@ def witness(values: list[int], delay: float = 0.0, wrong: bool = False) -> np.nd
 
 def failing(values: list[int]) -> np.ndarray:
     raise RuntimeError(f"synthesis failed for {values}")
+
+
+def heavy_witness(values: list[int], alloc_mb: int, hold: float = 0.0) -> np.ndarray:
+    """The witness of inputs_circuit(values), made while `alloc_mb` MiB of scratch memory are
+    allocated and touched (every page written, so it is resident) and held `hold` seconds: a
+    synthesis whose peak RSS growth is known, for the watchdog test."""
+    scratch = np.ones(alloc_mb << 17, np.float64)  # alloc_mb MiB, every page written
+    scratch[::512] += 1.0  # read and write it again (one element per 4 KiB page)
+    time.sleep(hold)
+    out = inputs_circuit(values).witness()
+    assert scratch.size == 0 or scratch[0] == 2.0
+    del scratch
+    return out
