@@ -29,6 +29,10 @@ import pytest
 
 import cuzk
 
+# slow: calibrated on warm numba caches; on a fresh checkout every spawned synthesis process compiles
+# the kernels first (minutes on 2 cores, and compiler memory the calibration does not see)
+pytestmark = pytest.mark.slow
+
 SCRIPT = Path(__file__).with_name("watchdog_engine.py")
 ALLOC_MB = 200
 SLACK = 16 << 20  # room above the engine's reservations: RSS noise, not unreserved memory
