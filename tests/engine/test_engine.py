@@ -45,7 +45,7 @@ def config(synthesis: int = 2, gpu_workers: int = 1, queue: int = 1) -> EngineCo
 
 @pytest.fixture(scope="module")
 def engine():
-    with Engine(config(), backend="cpu", budget=MemoryBudget(1 << 30, "test RAM")) as e:
+    with Engine(config(), backend="cpu", budget=MemoryBudget(1 << 34, "test RAM")) as e:
         yield e
 
 
@@ -61,7 +61,7 @@ def check_proofs(engine: Engine, job, proof: bytes) -> None:
 
 def test_partition_proofs_in_order_and_verified(engine):
     job = engine.submit(spec(), tasks(5, 4))
-    proof = job.result(timeout=120)
+    proof = job.result(timeout=600)
     check_proofs(engine, job, proof)
     assert job.partition_state == ["done"] * 4 and engine.budget.used == engine.held
     events = [e["event"] for e in engine.timeline if e["job"] == job.id and e["partition"] == 0]
@@ -71,35 +71,35 @@ def test_partition_proofs_in_order_and_verified(engine):
 
 
 def test_circuit_is_loaded_once_and_evicted_on_request(engine):
-    engine.submit(spec("twice"), tasks(1, 1)).result(timeout=120)
+    engine.submit(spec("twice"), tasks(1, 1)).result(timeout=600)
     res = engine.preload(spec("twice"))
-    engine.submit(spec("twice"), tasks(2, 1)).result(timeout=120)
+    engine.submit(spec("twice"), tasks(2, 1)).result(timeout=600)
     assert engine.preload(spec("twice")) is res and res.synthesis_bytes is not None
     assert engine.evict("twice") and "twice" not in engine.resident and not engine.evict("twice")
 
 
 def test_higher_priority_overtakes_queued_work():
-    with Engine(config(synthesis=1, queue=1), backend="cpu", budget=MemoryBudget(1 << 30, "test RAM")) as e:
-        e.submit(spec(), tasks(1, 1)).result(timeout=120)  # circuit resident, worker started
+    with Engine(config(synthesis=1, queue=1), backend="cpu", budget=MemoryBudget(1 << 34, "test RAM")) as e:
+        e.submit(spec(), tasks(1, 1)).result(timeout=600)  # circuit resident, worker started
         low = e.submit(spec(), tasks(100, 6, delay=0.3), Priority.POREP)
         time.sleep(0.2)
         high = e.submit(spec(), tasks(200, 1), Priority.WINNING_POST)
-        high.result(timeout=120)
+        high.result(timeout=600)
         assert not low.done  # the high job ran before the rest of the low one
-        check_proofs(e, low, low.result(timeout=120))
+        check_proofs(e, low, low.result(timeout=600))
         order = [ev["job"] for ev in e.timeline if ev["event"] == "admitted" and ev["job"] in (low.id, high.id)]
         assert order.index(high.id) < len(order) - 1
 
 
 def test_cancel_frees_everything():
-    with Engine(config(synthesis=1), backend="cpu", budget=MemoryBudget(1 << 30, "test RAM")) as e:
+    with Engine(config(synthesis=1), backend="cpu", budget=MemoryBudget(1 << 34, "test RAM")) as e:
         job = e.submit(spec(), tasks(1, 5, delay=0.3))
         time.sleep(0.5)
         assert job.cancel() and job.cancelled and not job.cancel()
         with pytest.raises(JobCancelledError):
             job.result(timeout=1)
         after = e.submit(spec(), tasks(7, 1))
-        after.result(timeout=120)
+        after.result(timeout=600)
         deadline = time.monotonic() + 10
         while e.budget.used > e.held and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -111,7 +111,7 @@ def test_cancel_frees_everything():
 def probe_sizes() -> tuple[int, int]:
     """(bytes an idle engine with this circuit holds, bytes of one item, the larger of guessed and measured)."""
     with Engine(config(), backend="cpu", budget=MemoryBudget(1 << 34, "probe")) as probe:
-        probe.submit(spec(), tasks(1, 1)).result(timeout=120)
+        probe.submit(spec(), tasks(1, 1)).result(timeout=600)
         res = probe.preload(spec())
         item = max(probe._item_bytes(res), probe._item_bytes(dataclasses.replace(res, synthesis_bytes=None)))
         return probe.held, item
@@ -125,7 +125,7 @@ def test_reservations_never_exceed_the_budget():
     with Engine(config(synthesis=3, gpu_workers=2, queue=3), backend="cpu", budget=budget) as e:
         jobs = [e.submit(spec(), tasks(10 * j, 3, delay=0.05)) for j in range(3)]
         for job in jobs:
-            check_proofs(e, job, job.result(timeout=180))
+            check_proofs(e, job, job.result(timeout=600))
         assert max(ev["host_reserved"] for ev in e.timeline) <= budget.total
         assert budget.used == e.held
     assert budget.used == 0  # closing the engine gives everything back
@@ -153,11 +153,11 @@ def test_errors_reach_the_job(engine, kind):
         bad = tasks(3, 2)
         bad[1] = tasks(3, 2, wrong=True)[1]
         with pytest.raises(UnsatisfiedConstraintError, match="partition 1"):
-            engine.submit(spec(), bad).result(timeout=120)
+            engine.submit(spec(), bad).result(timeout=600)
     else:
         v = [1, 2, 3]
         with pytest.raises(RuntimeError, match="synthesis failed"):
-            engine.submit(spec(), [Task(functools.partial(circuits.failing, v), v)]).result(timeout=120)
+            engine.submit(spec(), [Task(functools.partial(circuits.failing, v), v)]).result(timeout=600)
     deadline = time.monotonic() + 10
     while engine.budget.used > engine.held and time.monotonic() < deadline:
         time.sleep(0.05)
