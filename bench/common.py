@@ -96,6 +96,13 @@ def device_name(backend: str) -> str:
     return f"{platform.processor() or platform.machine()} CPU, {len(os.sched_getaffinity(0))} cores"
 
 
+def peak_rss_gib() -> float:
+    """This process's peak resident set size so far, GiB (Linux ru_maxrss is in KiB)."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
+
+
 def gib(nbytes: float) -> float:
     return round(nbytes / 2**30, 2)
 

@@ -11,12 +11,11 @@ processes' own peaks are in `synthesis_rss_gib` (the largest measured growth of 
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import time
 from pathlib import Path
 
-from bench.common import device_name, record
+from bench.common import device_name, peak_rss_gib, record
 from cuzk import api
 from cuzk.engine import EngineConfig
 from cuzk.engine.config import GpuConfig, PipelineConfig
@@ -61,7 +60,7 @@ def main() -> None:
                      "stat": "median", "proof": c1.registered_proof.name, "synthesis_workers": synth,
                      "gpu_workers_per_device": gpu, "first_proof_ms": round(cold * 1e3, 1),
                      "sustained_ms": round(per_proof * 1e3, 1), "proofs_per_hour": round(3600 / per_proof),
-                     "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+                     "peak_rss_gib": peak_rss_gib(),
                      "synthesis_rss_gib": round((res.synthesis_bytes or 0) / 2**30, 2),
                      **{f"{s}_ms": round(v * 1e3, 1) for s, v in stages.items()},
                      "note": f"ms: one proof at a time on a warm engine (3 runs); sustained: {args.proofs} proofs "

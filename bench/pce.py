@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import tempfile
 import time
@@ -24,16 +23,12 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from bench.common import device_name, event_times_ms, print_table, record
+from bench.common import device_name, event_times_ms, peak_rss_gib, print_table, record
 from cuzk.backend.cpu import CpuBackend
 from cuzk.porep import pce_cache
 from cuzk.porep.circuit import circuit
 from cuzk.r1cs.pce import PCE, build
 from cuzk.r1cs.pce_file import read_pce, write_pce
-
-
-def peak_rss_gib() -> float:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
 
 
 def random_witness(columns: int, seed: int = 1) -> np.ndarray:

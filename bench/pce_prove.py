@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
 import time
 
-from bench.common import device_name, record
+from bench.common import device_name, peak_rss_gib, record
 
 
 def one(c1: str, backend: str, flat: bool) -> dict:
@@ -41,7 +40,7 @@ def one(c1: str, backend: str, flat: bool) -> dict:
         api.partition_circuit, api.load_or_generate = partition_circuit, load_or_generate
     result = api.prove_c1(c1, backend=backend, progress=False)
     assert len(result.proof) == 192 * len(result.partitions)
-    return {"s": time.perf_counter() - start, "rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}
+    return {"s": time.perf_counter() - start, "rss_gib": peak_rss_gib()}
 
 
 def main() -> None:

@@ -374,9 +374,8 @@ class Engine:
         """Start every synthesis process and reserve its resident size (before any item runs), and
         that of multiprocessing's resource tracker (a process the spawn context started; a host
         watchdog sees it too)."""
-        pids = {}
-        for pid, rss in (f.result() for f in [self._pool.submit(_worker_rss) for _ in range(self.config.pipeline.max_parallel_synthesis)]):
-            pids[pid] = rss
+        futures = [self._pool.submit(_worker_rss) for _ in range(self.config.pipeline.max_parallel_synthesis)]
+        pids = dict(f.result() for f in futures)
         timeout = self.config.memory.admission_timeout_s
         self._baselines += [self.budget.reserve(rss, f"synthesis process {pid}", timeout) for pid, rss in pids.items()]
         tracker = getattr(resource_tracker._resource_tracker, "_pid", None)  # None: not running, or not ours

@@ -42,8 +42,8 @@ def first_unsatisfied(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> int | None
     check_triple(a, b, c)
     bad = np.empty(a.shape[0], dtype=np.bool_)
     _mismatches(*(np.ascontiguousarray(x) for x in (a, b, c)), bad)
-    hit = int(np.argmax(bad)) if bad.size else 0
-    return hit if bad.size and bad[hit] else None
+    hits = np.flatnonzero(bad)
+    return int(hits[0]) if hits.size else None
 
 
 def evaluate(csr, witness: np.ndarray) -> np.ndarray:
