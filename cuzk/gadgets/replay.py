@@ -28,10 +28,12 @@ from cuzk.r1cs.lc import columns
 class Recording:
     """One recorded call: `new` allocated variables; rows of A, B, C as (counts, columns, coefficient
     ids) with column 0 = ONE, then the inputs' variable bits in order, then the new variables;
-    `coeffs` the integer coefficients by id; outputs as (column or -1 for a constant, neg) per bit."""
+    `coeffs` the integer coefficients by id; `hints` the hint rows (lhs, rhs) in the same form;
+    outputs as (column or -1 for a constant, neg) per bit."""
 
     new: int
     mats: tuple
+    hints: tuple
     coeffs: np.ndarray
     out_cols: np.ndarray
     out_neg: np.ndarray
@@ -58,7 +60,9 @@ def _record(fn: Callable, inputs: list[Bits]) -> Recording:
     out = fn(scratch, *placeholders)
     if scratch.num_inputs != 1:
         raise SynthesisError("replayed gadgets may not allocate public inputs")
-    csr = scratch.to_csr()
+    hints = tuple((counts, columns(codes, scratch.num_inputs), cids)
+                  for counts, codes, cids in (rows.arrays() for rows in scratch.hint_recording()))
+    csr = scratch.to_csr()  # after the hints: their coefficients are in its table too
     mats = tuple((np.diff(mat.indptr), mat.indices.astype(np.int64), mat.coeff_ids) for mat in csr)
     const = out.var < 0
     cols = np.where(const, -1, columns(out.var, scratch.num_inputs))
@@ -67,7 +71,7 @@ def _record(fn: Callable, inputs: list[Bits]) -> Recording:
     table = Fr.to_ints(csr[0].coeffs)
     coeffs = np.empty(len(table), dtype=object)
     coeffs[:] = table
-    return Recording(scratch.num_aux - m, mats, coeffs, cols, out.neg.copy())
+    return Recording(scratch.num_aux - m, mats, hints, coeffs, cols, out.neg.copy())
 
 
 def replay(name: str, fn: Callable[..., Bits], scope, inputs: list[Bits]) -> Bits:
@@ -84,5 +88,6 @@ def replay(name: str, fn: Callable[..., Bits], scope, inputs: list[Bits]) -> Bit
     colmap = np.concatenate([np.zeros(1, np.int64), live, new])
     ids = scope.intern(rec.coeffs)
     scope.enforce_interned(*[(counts, colmap[cols], ids[cids]) for counts, cols, cids in rec.mats])
+    scope.hint_interned(*[(counts, colmap[cols], ids[cids]) for counts, cols, cids in rec.hints])
     var = np.where(rec.out_cols < 0, -1, colmap[np.maximum(rec.out_cols, 0)])
     return Bits(var, rec.out_neg.copy(), None)

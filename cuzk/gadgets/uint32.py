@@ -53,6 +53,7 @@ def constant_value(word: Bits) -> int:
 
 class MultiEq:
     """Packs equalities lhs == rhs of few bits into rows lhs' * 1 = rhs' (bellperson's MultiEq).
+Each equality is also recorded unpacked as a hint (`scope.hint`).
 
     Use as a context manager (or call close()): the pending row is recorded on close, as on Drop.
     """
@@ -83,7 +84,9 @@ class MultiEq:
             raise InputError(f"MultiEq: an equality of {num_bits} bits does not fit in one row")
         if self.scope.record:
             shift = 1 << self.bits_used
-            for side, terms in zip((self.lhs, self.rhs), sides()):
+            lhs, rhs = sides()
+            self.scope.hint(lhs, rhs)  # the unpacked equality: what solves rhs's bits in a witness program
+            for side, terms in zip((self.lhs, self.rhs), (lhs, rhs)):
                 for code, c in terms.items():
                     side[code] = side.get(code, 0) + c * shift
         self.bits_used += num_bits

@@ -11,7 +11,9 @@ The file's identity is known before anything is read or synthesized:
 
 so a file from another shape, version, format or circuit code is refused (moved aside and rebuilt). The file also
 holds SHA256_SECTION, a SHA-256 over the PCE arrays themselves (names, dtypes, shapes and bytes),
-which `verify` recomputes: an end-to-end check beyond the container's per-section checksums.
+which `verify` recomputes: an end-to-end check beyond the container's per-section checksums, and
+the circuit's witness program (cuzk.r1cs.witness_program, compiled from the same recording), its
+arrays named with PROGRAM_PREFIX.
 """
 from __future__ import annotations
 
@@ -31,10 +33,12 @@ from cuzk.porep.circuit import StackedShape, circuit
 from cuzk.porep.registry import RegisteredProof
 from cuzk.r1cs.pce import PCE, arrays_digest, build
 from cuzk.r1cs.pce_file import FORMAT_VERSION, build_or_load, pce_path, read_pce
+from cuzk.r1cs.witness_program import WitnessProgram, compile_program, hint_matrices
 
 log = logging.getLogger("cuzk.pce")
 
 SHA256_SECTION = "arrays_sha256"
+PROGRAM_PREFIX = "wp_"  # the witness program's arrays (cuzk.r1cs.witness_program) share the file
 # the packages and modules whose code decides the constraints (a change to any of them is a new circuit)
 CIRCUIT_MODULES = ("cuzk/porep/circuit.py", "cuzk/gadgets", "cuzk/r1cs", "cuzk/ff/fields.py", "cuzk/ff/limbs.py")
 ProofOrConfig = RegisteredProof | int | str | PoRepConfig
@@ -86,21 +90,30 @@ def digest_section(arrays: dict[str, np.ndarray]) -> np.ndarray:
     return np.frombuffer(arrays_digest(arrays), np.uint8).copy()
 
 
-def load_or_build(proof: ProofOrConfig, *, progress: bool = True) -> PCE:
-    """The PCE of `proof`'s partition circuit: read from its cache file, or built (saying so on stderr
-    when `progress`) and written there when missing, corrupt or made for another identity (one warning
-    line for a bad file, which is moved aside)."""
+def load_compiled(proof: ProofOrConfig, *, progress: bool = True) -> tuple[PCE, WitnessProgram]:
+    """The PCE and the witness program of `proof`'s partition circuit: read from its cache file, or built
+    (saying so on stderr when `progress`) and written there when missing, corrupt or made for another
+    identity (one warning line for a bad file, which is moved aside)."""
     ident, shape = identity(proof), shape_of(proof)
     path = pce_path(ident)
 
     def make() -> dict[str, np.ndarray]:
         _say(progress, f"cuzk: building the PCE of the {ident['shape']} partition circuit once; cached as {path}")
-        arrays = build(circuit(shape)).to_arrays()
+        cs = circuit(shape)
+        pce = build(cs)
+        program = compile_program(pce, hint_matrices(cs, pce))
+        del cs
+        arrays = {**pce.to_arrays(), **{PROGRAM_PREFIX + k: v for k, v in program.to_arrays().items()}}
         return {**arrays, SHA256_SECTION: digest_section(arrays)}
 
     arrays = build_or_load(path, ident, make, warn=lambda line: _warn(progress, line))
     arrays.pop(SHA256_SECTION, None)
-    return PCE.from_arrays(arrays)
+    return _split(arrays)
+
+
+def load_or_build(proof: ProofOrConfig, *, progress: bool = True) -> PCE:
+    """The PCE of `proof`'s partition circuit (load_compiled without the program)."""
+    return load_compiled(proof, progress=progress)[0]
 
 
 def verify(proof: ProofOrConfig) -> PCE:
@@ -111,7 +124,14 @@ def verify(proof: ProofOrConfig) -> PCE:
     stored = arrays.pop(SHA256_SECTION, None)
     if stored is None or not np.array_equal(stored, digest_section(arrays)):
         raise PceFormatError(str(path), "the arrays' SHA-256 is missing or does not match", section=SHA256_SECTION)
-    return PCE.from_arrays(arrays)
+    return _split(arrays)[0]
+
+
+def _split(arrays: dict[str, np.ndarray]) -> tuple[PCE, WitnessProgram]:
+    n = len(PROGRAM_PREFIX)
+    program = {k[n:]: v for k, v in arrays.items() if k.startswith(PROGRAM_PREFIX)}
+    pce = PCE.from_arrays({k: v for k, v in arrays.items() if not k.startswith(PROGRAM_PREFIX)})
+    return pce, WitnessProgram.from_arrays(program)
 
 
 def _say(progress: bool, message: str) -> None:

@@ -14,7 +14,7 @@ from numba import njit
 from cuzk.errors import InputError, SynthesisError, UnallocatedVariableError, UnsatisfiedConstraintError
 from cuzk.ff.fields import Fr
 from cuzk.r1cs.csr import CSR, Rows, Template, finalize, rows_from_spec
-from cuzk.r1cs.lc import (AUX, INPUT, KIND_BITS, KIND_MASK, LOCAL_AUX, LOCAL_INPUT, ONE, WIRE,
+from cuzk.r1cs.lc import (AUX, INPUT, KIND_BITS, KIND_MASK, LOCAL_AUX, LOCAL_INPUT, ONE, WIRE, R,
                           CoeffTable, Variable, as_lc, fr_int, make_code, split_code)
 from cuzk.r1cs.satisfy import first_unsatisfied
 
@@ -140,6 +140,31 @@ class _Scope:
         for rows, spec in zip(self._rows, specs):
             rows.add_many(*spec)
 
+    def hint(self, lhs: dict[int, int], rhs: dict[int, int]) -> None:
+        """Record a hint lhs == rhs ({code: integer coefficient} each; recording scopes only): not a
+        constraint, but an equality the gadget knows holds, which the witness program
+        (cuzk.r1cs.witness_program) uses to solve rhs's bits, e.g. one of the sums MultiEq packs into
+        a single row."""
+        self._open()
+        if self.record:
+            self._check_terms(list(lhs) + list(rhs))
+            for rows, terms in zip(self._hint_rows, (lhs, rhs)):
+                rows.add({code: c % R for code, c in terms.items() if c % R}, self._coeffs)
+        self.num_hints += 1
+
+    def hint_interned(self, lhs, rhs) -> None:
+        """Hint rows given as (counts, codes, coefficient ids from `intern`) per side: the hint
+        counterpart of enforce_interned (recording scopes only)."""
+        self._open()
+        n = len(lhs[0])
+        if len(rhs[0]) != n:
+            raise InputError("hint_interned: both sides need the same number of rows")
+        if self.record:
+            for rows, (counts, codes, cids) in zip(self._hint_rows, (lhs, rhs)):
+                self._check_codes(codes)
+                rows.add_many(np.asarray(counts, np.int64), np.asarray(codes, np.int64), np.asarray(cids, np.uint32))
+        self.num_hints += n
+
     def intern(self, coeffs) -> np.ndarray:
         """uint32 ids of integer coefficients (mod r) in this system's coefficient table."""
         return self._coeffs.intern_array(coeffs)
@@ -181,7 +206,8 @@ class Batch(_Scope):
         self.one = ONE
         self._coeffs = cs._coeffs
         self._rows = (Rows(), Rows(), Rows())
-        self.num_aux = self.num_inputs = self.num_constraints = 0
+        self._hint_rows = (Rows(), Rows())
+        self.num_aux = self.num_inputs = self.num_constraints = self.num_hints = 0
         self.tables: list[np.ndarray] = []
         self._aux_vals: list[np.ndarray] = []  # chunks (total, t, 4)
         self._in_vals: list[np.ndarray] = []
@@ -350,6 +376,16 @@ class Batch(_Scope):
                     theirs.add_template(tpl)
                 else:
                     theirs.add_many(*tpl.expand())
+            for mine, theirs in zip(self._hint_rows, parent._hint_rows):  # every top-level block has one
+                counts, codes, cids = mine.arrays()
+                tpl = Template(counts, codes, cids, self.serial, self.k, self._aux_base, self.num_aux,
+                               self._in_base, self.num_inputs, tables,
+                               AUX if top else LOCAL_AUX, INPUT if top else LOCAL_INPUT,
+                               0 if top else parent.serial)
+                if top:
+                    theirs.add_template(tpl)
+                elif counts.size:
+                    theirs.add_many(*tpl.expand())
             if self._names and top:
                 parent._templates_named.append((row_base, self.k, self.num_constraints, dict(self._names)))
             elif self._names:
@@ -368,6 +404,7 @@ class Batch(_Scope):
         parent.num_aux += self.k * self.num_aux
         parent.num_inputs += self.k * self.num_inputs
         parent.num_constraints += self.k * self.num_constraints
+        parent.num_hints += self.k * self.num_hints
         self.closed = True
         parent._child = None
         self.cs._closed[self.serial] = self
@@ -386,9 +423,10 @@ class ConstraintSystem(_Scope):
         self.record, self.has_values = mode != "witness", mode != "constraints"
         self.replay = replay and mode == "constraints"
         self.one = ONE
-        self.num_inputs, self.num_aux, self.num_constraints = 1, 0, 0
+        self.num_inputs, self.num_aux, self.num_constraints, self.num_hints = 1, 0, 0, 0
         self._coeffs = CoeffTable()
         self._rows = (Rows(), Rows(), Rows())
+        self._hint_rows = (Rows(), Rows())
         self._inputs, self._aux = _Values(), _Values()
         if self.has_values:
             self._inputs.add_int(1)
@@ -534,9 +572,19 @@ class ConstraintSystem(_Scope):
         self._open()
         if not self.record:
             raise SynthesisError("a witness-only system records no matrices")
-        for rows in self._rows:
+        for rows in self._rows + self._hint_rows:  # hints too: every coefficient is in the table now
             rows.flush()
         return self._rows, self._coeffs
+
+    def hint_recording(self) -> tuple[Rows, Rows]:
+        """The recorded hint rows (lhs, rhs) as `recording` gives the matrices: one template per
+        top-level batch block (empty when the block records no hints), plain rows between."""
+        self._open()
+        if not self.record:
+            raise SynthesisError("a witness-only system records no hints")
+        for rows in self._hint_rows:
+            rows.flush()
+        return self._hint_rows
 
     def constraint_name(self, row: int) -> str | None:
         """The name given to constraint `row` (template rows: 'name[instance]'), if any."""

@@ -63,6 +63,7 @@ MODULES: dict[str, Module] = {m.name: m for m in (
     Module("ntt", "ntt/ntt.cu", "prover", ("ntt_pass", "fr_powers", "fr_twiddles", "fr_quotient")),
     Module("spmv", "spmv/spmv.cu", "prover", ("fr_spmv_i32", "fr_spmv_i64")),
     Module("pce", "pce/pce.cu", "prover", ("pce_evaluate", "fr_first_unsatisfied")),
+    Module("witness", "witness/witness.cu", "prover", ("witness_level", "witness_program")),
     Module("test_ff", "test/ff.cu", "test", ("bench_fq_mul", "bench_fr_mul", "fq_mul_vec")),
     Module("test_g1", "test/ec_g1.cu", "test", ("scalar_mul_g1", "add_pairs_g1")),
     Module("test_g2", "test/ec_g2.cu", "test", ("scalar_mul_g2", "add_pairs_g2")),

@@ -1,0 +1,277 @@
+// The witness program on the GPU (cuzk/backend/cuda/witness.py): every aux value of P partitions'
+// witnesses computed in place by the steps of a cuzk.r1cs.witness_program.WitnessProgram.
+//
+// A *run* is the plain program (k = 0: its rows are plain rows, their terms name columns) or one
+// block's template program for the block's k instances (terms are template variables, mapped per
+// instance i as pce.cu maps them: kind 0 index, 1 aux_col + i aux_per + index, 2 in_col + i in_per +
+// index, 3 wire_cols[wire_off + index k + i]). Template t's program is levels prog_levels[t] ..
+// prog_levels[t+1]; level L is steps[levels[L]:levels[L+1]], steps that only read earlier levels.
+// A level's items j < nsteps max(k, 1) P are (step s, partition p, instance i) with
+//   i = j % k, p = (j / k) % P, s = j / (k P):
+// consecutive threads are consecutive instances of one step (they read its terms together).
+// Partition p's column c is element p ncols + c of w.
+//
+// A step (op, row, term, inv) reads row `row` of A, B, C (of the hint sides HL, HR for DEC_H). With
+// X.w = sum_e coeffs[cid_e] w[col_e] over the row's terms, X'.w the same without term `term` (an
+// absolute term index) and X1 the sum over X's terms on column 0 (ONE) only:
+//   SOLVE_C  w[col(term of C)] = (A.w B.w - C'.w) inv[inv]
+//   SOLVE_A  w[col(term of A)] = (C.w - B.w A'.w) inv[inv]
+//   SOLVE_B  w[col(term of B)] = (C.w - A.w B'.w) inv[inv]
+//   DEC_A    v = C.w inv[inv] - A1     then each term e of the decomposed side (A, C, HR) off
+//   DEC_C    v = A.w B.w - C1          column 0 gets bit coeff_log2[cid_e] of v as an integer
+//   DEC_H    v = HL.w - HR1            (Fr one or zero), each bit of v taken once
+// and a decomposition that leaves a bit of v untaken sets *error to 1 (inconsistent inputs).
+//
+// witness_level runs one level of one run, one thread per item (grid-stride); witness_program runs
+// runs run0 .. run1 whole, every level of each, as one persistent cooperative launch: its grid (all
+// blocks resident) strides over a level's items, then meets at a grid barrier before the next.
+// w is read and written through L2 (ld/st.global.cg): other blocks write it between levels.
+// Index arrays are read as stored, 32- or 64-bit (ids 16- or 32-bit), by pce.cu's `widths` bits.
+#include "ff/fr.cuh"
+
+#define WP_THREADS 256
+
+// ops (cuzk.r1cs.witness_program)
+#define OP_SOLVE_C 0
+#define OP_SOLVE_A 1
+#define OP_SOLVE_B 2
+#define OP_DEC_A 3
+#define OP_DEC_C 4
+#define OP_DEC_H 5
+
+// columns of a run (RUN_FIELDS in witness.py); k = 0 marks the plain program
+#define R_TEMPLATE 0
+#define R_K 1
+#define R_AUX_COL 2
+#define R_AUX_PER 3
+#define R_IN_COL 4
+#define R_IN_PER 5
+#define R_WIRE_OFF 6
+#define R_FIELDS 7
+
+// bits of a matrix's `widths` (pce.cu's): the arrays stored 64-bit (ids: 32-bit)
+#define W_TPL_INDPTR 1
+#define W_TPL_VARS 2
+#define W_WIRE_COLS 4
+#define W_PLAIN_COLS 8
+#define W_TPL_CIDS 16
+#define W_PLAIN_CIDS 32
+
+// One of A, B, C, HL, HR as cuzk.r1cs.pce.PceMatrix stores it (plain_indptr 64-bit).
+struct wp_matrix {
+  const void* tpl_indptr;
+  const void* tpl_vars;
+  const void* tpl_cids;
+  const long long* plain_indptr;
+  const void* plain_cols;
+  const void* plain_cids;
+  u64 widths;
+};
+
+// The program and the circuit arrays it reads, passed by value (witness.py `_STRUCT` lays it out).
+struct wp_program {
+  wp_matrix a, b, c, hl, hr;
+  const long long* runs;         // (nruns, R_FIELDS)
+  const long long* prog_levels;  // (ntpl + 2,)
+  const long long* levels;       // (nlevels + 1,)
+  const long long* steps;        // (nsteps, 4): op, row, term, inv
+  const uint4* inv;              // (ninv,) Fr, Montgomery
+  const uint4* coeffs;           // (ncoeff,) Fr, Montgomery; id 0 = 1, id 1 = -1
+  const short* coeff_log2;       // (ncoeff,) e where coeffs[id] = 2^e, else -1
+  const void* wire_cols;
+};
+
+// Instance i of a run: where its template variables live (k = 0: the plain program).
+struct wp_inst {
+  long long k, aux0, in0, wire0;
+};
+
+__device__ __forceinline__ fr_t wp_const(const uint4* __restrict__ p, u64 i) {
+  const uint4 lo = __ldg(p + 2 * i), hi = __ldg(p + 2 * i + 1);
+  return fr_t{{lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w}};
+}
+
+__device__ __forceinline__ fr_t wp_get(const uint4* w, long long col) {
+  const uint4 lo = __ldcg(w + 2 * col), hi = __ldcg(w + 2 * col + 1);
+  return fr_t{{lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w}};
+}
+
+__device__ __forceinline__ void wp_put(uint4* w, long long col, const fr_t& x) {
+  __stcg(w + 2 * col, make_uint4(x.v[0], x.v[1], x.v[2], x.v[3]));
+  __stcg(w + 2 * col + 1, make_uint4(x.v[4], x.v[5], x.v[6], x.v[7]));
+}
+
+// element e of an int32 or int64 array
+__device__ __forceinline__ long long wp_index(const void* p, u64 e, bool wide) {
+  return wide ? __ldg(static_cast<const long long*>(p) + e) : (long long)__ldg(static_cast<const int*>(p) + e);
+}
+
+// element e of a uint16 or uint32 array
+__device__ __forceinline__ u32 wp_id(const void* p, u64 e, bool wide) {
+  return wide ? __ldg(static_cast<const u32*>(p) + e) : (u32)__ldg(static_cast<const unsigned short*>(p) + e);
+}
+
+// [e0, e1): the terms of row `row`
+__device__ __forceinline__ void wp_terms(const wp_matrix& m, const wp_inst& x, u64 row, u64& e0, u64& e1) {
+  if (x.k == 0) {
+    e0 = __ldg(m.plain_indptr + row);
+    e1 = __ldg(m.plain_indptr + row + 1);
+  } else {
+    e0 = wp_index(m.tpl_indptr, row, m.widths & W_TPL_INDPTR);
+    e1 = wp_index(m.tpl_indptr, row + 1, m.widths & W_TPL_INDPTR);
+  }
+}
+
+// the column of term e in instance x
+__device__ __forceinline__ long long wp_col(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 e) {
+  if (x.k == 0) return wp_index(m.plain_cols, e, m.widths & W_PLAIN_COLS);
+  const long long v = wp_index(m.tpl_vars, e, m.widths & W_TPL_VARS), index = v >> 2;
+  switch ((int)(v & 3)) {
+    case 0: return index;
+    case 1: return x.aux0 + index;
+    case 2: return x.in0 + index;
+    default: return wp_index(p.wire_cols, x.wire0 + index * x.k, m.widths & W_WIRE_COLS);
+  }
+}
+
+__device__ __forceinline__ u32 wp_cid(const wp_matrix& m, const wp_inst& x, u64 e) {
+  return x.k == 0 ? wp_id(m.plain_cids, e, m.widths & W_PLAIN_CIDS) : wp_id(m.tpl_cids, e, m.widths & W_TPL_CIDS);
+}
+
+// sum_e coeffs[cid_e] w[col_e] over the terms of `row` but term `skip`; with one_only, over those on
+// column 0 only
+__device__ __forceinline__ fr_t wp_dot(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 row, u64 skip,
+                                       bool one_only, const uint4* w) {
+  u64 e0, e1;
+  wp_terms(m, x, row, e0, e1);
+  fr_t acc = {{0, 0, 0, 0, 0, 0, 0, 0}};
+  for (u64 e = e0; e < e1; e++) {
+    if (e == skip) continue;
+    const long long col = wp_col(p, m, x, e);
+    if (one_only && col != 0) continue;
+    const fr_t y = wp_get(w, col);
+    const u32 id = wp_cid(m, x, e);
+    acc = id == 0 ? fr_add(acc, y) : id == 1 ? fr_sub(acc, y) : fr_add(acc, fr_mul(wp_const(p.coeffs, id), y));
+  }
+  return acc;
+}
+
+// Each term of `row` off column 0 gets bit coeff_log2[cid] of v's canonical integer (Fr one or zero),
+// the bit then cleared so that it is taken once; false when v has a bit left untaken.
+__device__ __forceinline__ bool wp_bits(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 row,
+                                        const fr_t& v, uint4* w) {
+  fr_t rest = fr_from_mont(v);
+  const fr_t one = wp_const(p.coeffs, 0);
+  u64 e0, e1;
+  wp_terms(m, x, row, e0, e1);
+  for (u64 e = e0; e < e1; e++) {
+    const long long col = wp_col(p, m, x, e);
+    if (col == 0) continue;
+    const int s = __ldg(p.coeff_log2 + wp_cid(m, x, e));
+    u32 bit = 0;
+#pragma unroll
+    for (int q = 0; q < 8; q++) {  // every limb masked, not rest.v[s / 32]: rest stays in registers
+      const u32 mask = q == s >> 5 ? 1u << (s & 31) : 0u;
+      bit |= rest.v[q] & mask;
+      rest.v[q] &= ~mask;
+    }
+    fr_t y;
+#pragma unroll
+    for (int q = 0; q < 8; q++) y.v[q] = bit ? one.v[q] : 0;
+    wp_put(w, col, y);
+  }
+  u32 left = 0;
+#pragma unroll
+  for (int q = 0; q < 8; q++) left |= rest.v[q];
+  return left == 0;
+}
+
+// SOLVE_A (x in A, y = B) or SOLVE_B (x in B, y = A): w[col(term)] = (C.w - Y.w X'.w) inv
+__device__ __forceinline__ void wp_solve_ab(const wp_program& p, const wp_matrix& xm, const wp_matrix& ym,
+                                            const wp_inst& x, u64 row, u64 term, const fr_t& inv, uint4* w) {
+  const fr_t cw = wp_dot(p, p.c, x, row, ~0ull, false, w);
+  const fr_t yw = wp_dot(p, ym, x, row, ~0ull, false, w), rest = wp_dot(p, xm, x, row, term, false, w);
+  wp_put(w, wp_col(p, xm, x, term), fr_mul(fr_sub(cw, fr_mul(yw, rest)), inv));
+}
+
+// Step s for instance x of partition witness w; false when its decomposition does not fit.
+__device__ __forceinline__ bool wp_step(const wp_program& p, u64 s, const wp_inst& x, uint4* w) {
+  const long long* st = p.steps + 4 * s;
+  const int op = (int)__ldg(st);
+  const u64 row = __ldg(st + 1), term = __ldg(st + 2), all = ~0ull;
+  if (op == OP_DEC_H) {
+    const fr_t v = fr_sub(wp_dot(p, p.hl, x, row, all, false, w), wp_dot(p, p.hr, x, row, all, true, w));
+    return wp_bits(p, p.hr, x, row, v, w);
+  }
+  if (op == OP_DEC_C) {
+    const fr_t ab = fr_mul(wp_dot(p, p.a, x, row, all, false, w), wp_dot(p, p.b, x, row, all, false, w));
+    return wp_bits(p, p.c, x, row, fr_sub(ab, wp_dot(p, p.c, x, row, all, true, w)), w);
+  }
+  const fr_t inv = wp_const(p.inv, __ldg(st + 3));
+  if (op == OP_DEC_A) {
+    const fr_t cw = fr_mul(wp_dot(p, p.c, x, row, all, false, w), inv);
+    return wp_bits(p, p.a, x, row, fr_sub(cw, wp_dot(p, p.a, x, row, all, true, w)), w);
+  }
+  if (op == OP_SOLVE_C) {
+    const fr_t ab = fr_mul(wp_dot(p, p.a, x, row, all, false, w), wp_dot(p, p.b, x, row, all, false, w));
+    wp_put(w, wp_col(p, p.c, x, term), fr_mul(fr_sub(ab, wp_dot(p, p.c, x, row, term, false, w)), inv));
+  } else if (op == OP_SOLVE_A) {
+    wp_solve_ab(p, p.a, p.b, x, row, term, inv, w);
+  } else {
+    wp_solve_ab(p, p.b, p.a, x, row, term, inv, w);
+  }
+  return true;
+}
+
+// Every item of level `level` of run `run`, the grid striding over them.
+__device__ __forceinline__ void wp_level(const wp_program& p, const long long* run, u64 level, uint4* w, u64 ncols,
+                                         u32 partitions, int* error) {
+  const long long k = __ldg(run + R_K), kk = k ? k : 1;
+  const u64 s0 = __ldg(p.levels + level), per = (u64)kk * partitions;
+  const u64 n = (__ldg(p.levels + level + 1) - s0) * per;
+  for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (u64)gridDim.x * blockDim.x) {
+    const u64 s = j / per, q = j - s * per, part = q / kk, i = q - part * kk;
+    const wp_inst x = {k, __ldg(run + R_AUX_COL) + (long long)i * __ldg(run + R_AUX_PER),
+                       __ldg(run + R_IN_COL) + (long long)i * __ldg(run + R_IN_PER), __ldg(run + R_WIRE_OFF) + (long long)i};
+    if (!wp_step(p, s0 + s, x, w + 2 * part * ncols)) atomicExch(error, 1);
+  }
+}
+
+// Every block of the grid waits here for all the others (all resident: a cooperative launch). The
+// counter starts at 0 and each crossing adds 2^31 to it in all (block 0 adds 2^31 - (gridDim.x - 1),
+// every other block 1): its top bit flips exactly when the last block arrives, and its low bits are
+// 0 again. The scheme of cooperative_groups' grid sync, written out: NVRTC, as the loader runs it
+// (no include paths), has no <cooperative_groups.h>.
+__device__ __forceinline__ void wp_grid_sync(u32* barrier) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const u32 add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
+    __threadfence();
+    const u32 old = atomicAdd(barrier, add);
+    while (((old ^ *(volatile u32*)barrier) & 0x80000000u) == 0) {
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+// One level of run `run`; *error = 1 when a decomposition does not fit.
+extern "C" __global__ void __launch_bounds__(WP_THREADS) witness_level(const wp_program p, u32 run, u64 level,
+                                                                       uint4* w, u64 ncols, u32 partitions,
+                                                                       int* error) {
+  wp_level(p, p.runs + (u64)run * R_FIELDS, level, w, ncols, partitions, error);
+}
+
+// Runs run0 .. run1, in order, every level of each (cooperative launch; *barrier starts at 0).
+extern "C" __global__ void __launch_bounds__(WP_THREADS) witness_program(const wp_program p, u32 run0, u32 run1,
+                                                                         uint4* w, u64 ncols, u32 partitions,
+                                                                         int* error, u32* barrier) {
+  for (u32 r = run0; r < run1; r++) {
+    const long long* run = p.runs + (u64)r * R_FIELDS;
+    const long long t = __ldg(run + R_TEMPLATE);
+    for (long long level = __ldg(p.prog_levels + t); level < __ldg(p.prog_levels + t + 1); level++) {
+      wp_level(p, run, level, w, ncols, partitions, error);
+      wp_grid_sync(barrier);
+    }
+  }
+}

@@ -1,0 +1,137 @@
+"""The witness program on the GPU (kernels/witness/witness.cu): every aux value of P partitions'
+witnesses computed in place from their public inputs and free values, by the steps of a
+cuzk.r1cs.witness_program.WitnessProgram over the circuit's template form (cuzk.r1cs.pce.PCE).
+
+The program runs as *runs*: run 0 is the plain program (its rows are plain rows, their terms name
+columns), run 1 + b is block b's template program for the block's k instances (template variables
+mapped per instance as in pce.cu), in that order. A run is its template's levels in order, a level
+being steps that only read values of earlier levels, each step done for every instance and
+partition at once. With X.w = sum_e coeffs[cid_e] w[col_e] over a row of X, X'.w the same without
+the step's unknown term and X1 the sum over X's terms on the ONE column, a step
+(op, row, term, inv) is
+    SOLVE_C  w[col(term of C)] = (A.w B.w - C'.w) inv        DEC_A  v = C.w inv - A1
+    SOLVE_A  w[col(term of A)] = (C.w - B.w A'.w) inv        DEC_C  v = A.w B.w - C1
+    SOLVE_B  w[col(term of B)] = (C.w - A.w B'.w) inv        DEC_H  v = HL.w - HR1 (hint rows)
+where a decomposition DEC_* gives each term e of its decomposed side (A, C, HR) off column 0 bit
+log2(c_e) of the integer v (Fr one or zero), and must use up every bit of v: else the inputs are
+inconsistent (SynthesisError, as run_cpu raises).
+
+`cooperative` runs every run in one persistent launch of witness_program (grid sized from the
+kernel's occupancy so that all its blocks are resident, a grid barrier between levels); otherwise
+witness_level is launched once per level of each run. The circuit's arrays go to the device as
+DevicePce (cuzk.backend.cuda.pce.upload) keeps them, the hint sides HL, HR likewise, and the program's
+arrays as stored; the kernels receive all their addresses in one struct by value (_STRUCT).
+
+The program and circuit are duck-typed (cuzk.r1cs is a higher layer): `pce` has num_inputs, num_aux,
+coeffs, wire_cols, blocks and a, b, c; `program` has steps, levels, prog_levels, inv, coeff_log2, hl
+and hr. CuPy is imported lazily: this module imports on machines without it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cuzk.backend.cuda import loader
+from cuzk.backend.cuda import pce as pce_cuda
+from cuzk.backend.cuda.device import cupy, info
+from cuzk.errors import InputError, SynthesisError
+
+THREADS = 256  # WP_THREADS of the kernels
+RUN_FIELDS = ("template", "k", "aux_col", "aux_per", "in_col", "in_per", "wire_off")
+_BLOCK_COLUMNS = [0, 1, 3, 4, 5, 6, 7]  # RUN_FIELDS in cuzk.r1cs.pce.BLOCK_FIELDS
+_PROGRAM_ARRAYS = ("runs", "prog_levels", "levels", "steps", "inv", "coeffs", "coeff_log2", "wire_cols")
+# struct wp_program: per matrix (A, B, C, HL, HR) its six arrays and widths, then _PROGRAM_ARRAYS
+_STRUCT = np.dtype([("words", np.uint64, (5 * (len(pce_cuda._MATRIX_ARRAYS) + 1) + len(_PROGRAM_ARRAYS),))])
+
+
+def runs(pce, program) -> np.ndarray:
+    """(nblk + 1, len(RUN_FIELDS)) int64: run 0 the plain program (template ntpl, k = 0), then run
+    1 + b block b's instances of its template."""
+    plain = np.array([[len(program.prog_levels) - 2, 0, 0, 0, 0, 0, 0]], np.int64)
+    return np.concatenate([plain, np.asarray(pce.blocks, np.int64).reshape(-1, 9)[:, _BLOCK_COLUMNS]])
+
+
+@dataclass(eq=False)
+class DeviceWitnessProgram:
+    """A program and its circuit on the device: `pce` (coefficients, wire table, A, B, C), the hint
+    sides and the program's arrays (`arrays`: kept alive for `args`, the kernels' struct holding
+    their addresses); on the host, the run table and the levels (for per-level launches)."""
+
+    pce: pce_cuda.DevicePce
+    hints: tuple[tuple[Any, ...], tuple[Any, ...]]
+    arrays: tuple[Any, ...]
+    args: np.ndarray
+    runs: np.ndarray
+    prog_levels: np.ndarray
+    levels: np.ndarray
+    ncols: int
+
+
+def upload_program(pce, program, dev_pce: pce_cuda.DevicePce | None = None) -> DeviceWitnessProgram:
+    """The program's and circuit's arrays copied to the current device (the circuit's from `dev_pce`
+    when given, e.g. the backend's resident one). InputError for an array dtype the kernels do not read."""
+    cp = cupy()
+    bits = [pce_cuda.widths(pce, m) for m in (pce.a, pce.b, pce.c, program.hl, program.hr)]
+    dev_pce = pce_cuda.upload(pce) if dev_pce is None else dev_pce
+    hints = tuple(tuple(cp.asarray(np.ascontiguousarray(getattr(m, name), np.int64 if name == "plain_indptr" else None))
+                        for name in pce_cuda._MATRIX_ARRAYS) for m in (program.hl, program.hr))
+    table = runs(pce, program)
+    if program.coeff_log2.dtype != np.int16 or program.coeff_log2.shape != (pce.coeffs.shape[0],):
+        raise InputError("witness program: coeff_log2 must be (ncoeff,) int16")
+    host = {"runs": table, "prog_levels": program.prog_levels, "levels": program.levels, "steps": program.steps,
+            "inv": program.inv, "coeff_log2": program.coeff_log2}
+    for name in ("prog_levels", "levels", "steps"):
+        if host[name].dtype != np.int64:
+            raise InputError(f"witness program: {name} must be int64, got {host[name].dtype}")
+    arrays = {name: cp.asarray(np.ascontiguousarray(arr)) for name, arr in host.items()}
+    arrays["coeffs"], arrays["wire_cols"] = dev_pce.coeffs, dev_pce.wire_cols
+    words = []
+    for mat, width in zip((*dev_pce.matrices, *hints), bits):
+        words += [x.data.ptr for x in mat] + [width]
+    words += [arrays[name].data.ptr for name in _PROGRAM_ARRAYS]
+    args = np.zeros(1, _STRUCT)
+    args["words"][0] = words
+    return DeviceWitnessProgram(dev_pce, hints, tuple(arrays.values()), args, table, np.asarray(program.prog_levels),
+                                np.asarray(program.levels), pce.num_inputs + pce.num_aux)
+
+
+def run_device(dev: DeviceWitnessProgram, w, partitions: int, cooperative: bool = True) -> None:
+    """Run the program in place on w, a C-contiguous cupy (partitions, ncols, 4) uint64 array on the
+    current device whose inputs and free values are set: the plain program, then each block's
+    instances. SynthesisError when a decomposition does not fit its value."""
+    cp = cupy()
+    if not isinstance(w, cp.ndarray) or w.shape != (partitions, dev.ncols, 4) or w.dtype != cp.uint64 \
+            or not w.flags.c_contiguous:
+        raise InputError(f"witness program: w must be a C-contiguous cupy ({partitions}, {dev.ncols}, 4) uint64 array")
+    error = cp.zeros(1, cp.int32)
+    tail = (np.uint64(dev.ncols), np.uint32(partitions), error)
+    if cooperative:
+        kernel = loader.function("witness_program").kernel
+        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.ptr, THREADS, 0)
+        grid = per_sm * info(cp.cuda.Device().id).sm_count
+        barrier = cp.zeros(1, cp.uint32)
+        kernel((grid,), (THREADS,), (dev.args, np.uint32(0), np.uint32(len(dev.runs)), w, *tail, barrier),
+               enable_cooperative_groups=True)
+    else:
+        kernel = loader.function("witness_level")
+        for r, (t, k) in enumerate(dev.runs[:, :2].tolist()):
+            for level in range(int(dev.prog_levels[t]), int(dev.prog_levels[t + 1])):
+                items = int(dev.levels[level + 1] - dev.levels[level]) * max(k, 1) * partitions
+                kernel((-(-items // THREADS),), (THREADS,), (dev.args, np.uint32(r), np.uint64(level), w, *tail))
+    if int(error.get()[0]):
+        raise SynthesisError("witness program: a decomposition does not fit its value: the inputs are inconsistent")
+
+
+def run(pce, program, w_host: np.ndarray, cooperative: bool = True) -> np.ndarray:
+    """The program run on a copy of w_host ((P, ncols, 4) or one (ncols, 4) uint64 Montgomery
+    witness, inputs and free values set) on the current device: the completed witness, same shape."""
+    ws = w_host[None] if w_host.ndim == 2 else w_host
+    if ws.ndim != 3 or ws.dtype != np.uint64:
+        raise InputError("witness program: w must be a (P, ncols, 4) or (ncols, 4) uint64 array")
+    cp = cupy()
+    w = cp.asarray(np.ascontiguousarray(ws))
+    run_device(upload_program(pce, program), w, ws.shape[0], cooperative)
+    out = cp.asnumpy(w)
+    return out[0] if w_host.ndim == 2 else out

@@ -1,0 +1,49 @@
+"""PoRep partition witnesses from the witness program (cuzk.r1cs.witness_program): the free values are
+the partition's external data, packed here in the order the circuit allocates them; the program
+computes everything else (on the CPU here, on the GPU in cuzk.backend.cuda.witness).
+
+Free values (cuzk.porep.circuit): at top level comm_r_last, comm_c; per challenge the data leaf, the
+comm_d path's siblings, then for each of the 14 parents its column (one label per layer) and its
+tree_c path's siblings, then the comm_r_last path's and the comm_c path's siblings (levels leaf first).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from cuzk.errors import InputError
+from cuzk.ff.fields import Fr
+from cuzk.porep.circuit import PartitionWitness, StackedShape
+from cuzk.porep.registry import DEGREE
+from cuzk.r1cs.pce import PCE
+from cuzk.r1cs.witness_program import WitnessProgram, run_cpu, seed
+
+
+def free_values(w: PartitionWitness) -> tuple[np.ndarray, np.ndarray]:
+    """(top level (2, 4), per challenge (K, nfree, 4)) Montgomery free values of one partition."""
+    parts = [w.data_leaves[:, None, :]] + [lv.siblings for lv in w.comm_d_paths]
+    for j in range(DEGREE):
+        parts.append(w.parent_columns[:, j])
+        parts += [lv.siblings for lv in w.parent_paths[j]]
+    parts += [lv.siblings for lv in w.comm_r_last_paths] + [lv.siblings for lv in w.comm_c_paths]
+    return Fr.from_ints([w.comm_r_last, w.comm_c]), np.concatenate(parts, axis=1)
+
+
+def seeded(pce: PCE, program: WitnessProgram, shape: StackedShape, witnesses: list[PartitionWitness],
+           inputs: list[list[int]]) -> np.ndarray:
+    """(P, ncols, 4): the partitions' public inputs (without ONE, as public_inputs gives them) and free
+    values in place, the rest zero: what the program starts from."""
+    if pce.blocks.shape[0] != 1 or len(witnesses) != len(inputs):
+        raise InputError("a PoRep witness program has one block of challenges and one input vector per partition")
+    for w in witnesses:
+        w.check(shape)
+    ins = np.stack([Fr.from_ints([1, *x]) for x in inputs])
+    free = [free_values(w) for w in witnesses]
+    return seed(pce, program, ins, np.stack([f[0] for f in free]), [np.stack([f[1] for f in free])])
+
+
+def partition_witnesses_cpu(pce: PCE, program: WitnessProgram, shape: StackedShape,
+                            witnesses: list[PartitionWitness], inputs: list[list[int]]) -> np.ndarray:
+    """(P, ncols, 4): the full witnesses of the partitions, computed by the program on all cores."""
+    w = seeded(pce, program, shape, witnesses, inputs)
+    run_cpu(pce, program, w)
+    return w
