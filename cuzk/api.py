@@ -10,7 +10,8 @@ prove() does what filecoin-ffi's seal_commit_phase2 does, in this order:
   2. the partition circuit as its PCE (cuzk.porep.pce_cache: read from disk, built and cached on first
      use; kept in the process) and its Groth16 parameters (cuzk.porep.params_cache: official if
      present, else cuzk's own, generated once; each query vector read when its MSM runs);
-  3. per partition: the witness (witness-only synthesis: no constraints are recorded), a check that
+  3. per partition: the witness (the circuit's witness program, cuzk.porep.program_witness, from the
+     partition's vanilla data and public inputs, all cores), a check that
      its public inputs are the ones derived from replica_id, comm_d, comm_r and the seed, the
      evaluations a = A w, b = B w, c = C w from the PCE, the check a_r b_r = c_r on those same
      vectors, the Groth16 proof, and its verification. A proof that does not verify raises
@@ -33,11 +34,10 @@ from cuzk.backend import Backend, get_backend
 from cuzk.errors import InputError, ProofFormatError, ProofVerificationError, UnsatisfiedConstraintError
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import PROOF_BYTES, AnyCircuit, CompiledCircuit, Proof, VerifyingKey
-from cuzk.porep import pce_cache
+from cuzk.porep import program_witness
 from cuzk.porep.params_cache import LoadedParams, ParamsFiles, find_vk, load_or_generate, porep_stem
 from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.circuit import StackedShape, partition_witnesses
-from cuzk.porep.circuit import circuit as stacked_circuit
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.graph import SdrGraph
 from cuzk.porep.public_inputs import partition_public_inputs
@@ -102,13 +102,13 @@ _CIRCUITS: dict[StackedShape, CompiledCircuit] = {}
 
 
 def partition_circuit(config: PoRepConfig, progress: bool = True) -> CompiledCircuit:
-    """The partition circuit of this PoRep config as its PCE (cuzk.porep.pce_cache.load_or_build: read
+    """The partition circuit of this PoRep config as its PCE (cuzk.porep.pce_cache.load_compiled: read
     from its cache file, or built and cached on first use, saying so when `progress`); the last one
     loaded is kept for the process."""
     shape = StackedShape.from_config(config)
     if shape not in _CIRCUITS:
         _CIRCUITS.clear()
-        _CIRCUITS[shape] = CompiledCircuit(pce_cache.load_or_build(config, progress=progress))
+        _CIRCUITS[shape] = CompiledCircuit(program_witness.compiled(config, progress)[0])
     return _CIRCUITS[shape]
 
 
@@ -145,14 +145,17 @@ def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backen
     timings["params"] = time.perf_counter() - t
     say.mark(f"parameters ({loaded.files.describe()})")
 
+    inputs = public_inputs(c1)
+    pce, program = program_witness.compiled(c1.config)  # loaded with the circuit above
+
     def witnesses() -> Iterable[np.ndarray]:
         for k, w in enumerate(partition_witnesses(c1)):
             t = time.perf_counter()
-            out = stacked_circuit(shape, w, mode="witness").witness()
+            out = program_witness.partition_witnesses_cpu(pce, program, shape, [w], inputs[k:k + 1])[0]
             timings[f"witness.{k}"] = time.perf_counter() - t
             yield out
 
-    proofs = prove_partitions(loaded, circuit, witnesses(), public_inputs(c1), be, timings, say)
+    proofs = prove_partitions(loaded, circuit, witnesses(), inputs, be, timings, say)
     timings["total"] = time.perf_counter() - start
     log.info("prove %s: %d partition(s) on the %s backend in %.1f s", name, len(proofs), be.name,
              timings["total"])

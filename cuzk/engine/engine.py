@@ -269,9 +269,10 @@ class Engine:
         """Queue the PoRep (C2) proof of a C1 output; its vanilla proofs are checked first."""
         c1.verify(*(ids or (None, None)))
         config, graph = c1.config, SdrGraph.for_config(c1.config)
-        tasks = [Task(_PorepWitness(c1.registered_proof.name, c1.replica_id, c1.comm_d, c1.comm_r, c1.vanilla_proofs[k]),
-                      partition_public_inputs(config, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, k, graph))
-                 for k in range(config.partitions)]
+        inputs = [tuple(partition_public_inputs(config, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, k, graph))
+                  for k in range(config.partitions)]
+        tasks = [Task(_PorepWitness(c1.registered_proof.name, c1.replica_id, c1.comm_d, c1.comm_r, c1.vanilla_proofs[k],
+                                    inputs[k]), list(inputs[k])) for k in range(config.partitions)]
         spec = porep_spec(c1)
         return self.submit(spec, tasks, priority, job_id)
 
@@ -470,19 +471,24 @@ def porep_spec(c1: C1Output) -> CircuitSpec:
 
 @dataclass(frozen=True)
 class _PorepWitness:
-    """One partition's witness from its vanilla proofs (witness-only synthesis)."""
+    """One partition's witness from its vanilla proofs and public inputs, by the circuit's witness
+    program (cuzk.porep.program_witness)."""
 
     proof: str
     replica_id: Any
     comm_d: Any
     comm_r: Any
     vanilla: Any
+    inputs: tuple[int, ...]
 
     def __call__(self) -> np.ndarray:
-        from cuzk.porep.circuit import PartitionWitness, circuit
+        from cuzk.porep import program_witness
+        from cuzk.porep.circuit import PartitionWitness
 
         w = PartitionWitness.from_vanilla(self.replica_id, self.comm_d, self.comm_r, self.vanilla)
-        return circuit(pce_cache.shape_of(self.proof), w, mode="witness").witness()
+        pce, program = program_witness.compiled(self.proof)
+        return program_witness.partition_witnesses_cpu(pce, program, pce_cache.shape_of(self.proof), [w],
+                                                       [list(self.inputs)])[0]
 
 
 def _rss(pid: int | str = "self") -> int:

@@ -17,6 +17,8 @@ from cuzk.porep.registry import DEGREE
 from cuzk.r1cs.pce import PCE
 from cuzk.r1cs.witness_program import WitnessProgram, run_cpu, seed
 
+_LOADED: dict[str, tuple[PCE, WitnessProgram]] = {}
+
 
 def free_values(w: PartitionWitness) -> tuple[np.ndarray, np.ndarray]:
     """(top level (2, 4), per challenge (K, nfree, 4)) Montgomery free values of one partition."""
@@ -47,3 +49,16 @@ def partition_witnesses_cpu(pce: PCE, program: WitnessProgram, shape: StackedSha
     w = seeded(pce, program, shape, witnesses, inputs)
     run_cpu(pce, program, w)
     return w
+
+
+def compiled(proof, progress: bool = False) -> tuple[PCE, WitnessProgram]:
+    """The PCE and witness program of a registered proof's partition circuit (or PoRepConfig), loaded
+    once per process (cuzk.porep.pce_cache.load_compiled: built and cached on first use, saying so when
+    `progress`)."""
+    from cuzk.porep import pce_cache
+
+    key = pce_cache.identity(proof)["shape"]
+    if key not in _LOADED:
+        _LOADED.clear()
+        _LOADED[key] = pce_cache.load_compiled(proof, progress=progress)
+    return _LOADED[key]

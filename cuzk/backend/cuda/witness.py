@@ -7,14 +7,14 @@ columns), run 1 + b is block b's template program for the block's k instances (t
 mapped per instance as in pce.cu), in that order. A run is its template's levels in order, a level
 being steps that only read values of earlier levels, each step done for every instance and
 partition at once. With X.w = sum_e coeffs[cid_e] w[col_e] over a row of X, X'.w the same without
-the step's unknown term and X1 the sum over X's terms on the ONE column, a step
-(op, row, term, inv) is
-    SOLVE_C  w[col(term of C)] = (A.w B.w - C'.w) inv        DEC_A  v = C.w inv - A1
-    SOLVE_A  w[col(term of A)] = (C.w - B.w A'.w) inv        DEC_C  v = A.w B.w - C1
-    SOLVE_B  w[col(term of B)] = (C.w - A.w B'.w) inv        DEC_H  v = HL.w - HR1 (hint rows)
-where a decomposition DEC_* gives each term e of its decomposed side (A, C, HR) off column 0 bit
-log2(c_e) of the integer v (Fr one or zero), and must use up every bit of v: else the inputs are
-inconsistent (SynthesisError, as run_cpu raises).
+the step's unknown term, a decomposition's *targets* the terms of its side (A, C or HR) off the ONE
+column with a coefficient 2^e, and X0 the sum over X's other terms, a step (op, row, term, inv) is
+    SOLVE_C  w[col(term of C)] = (A.w B.w - C'.w) inv        DEC_A  v = C.w inv - A0
+    SOLVE_A  w[col(term of A)] = (C.w - B.w A'.w) inv        DEC_C  v = A.w B.w - C0
+    SOLVE_B  w[col(term of B)] = (C.w - A.w B'.w) inv        DEC_H  v = HL.w - HR0 (hint rows)
+where a decomposition DEC_* gives each target bit e of the integer v in [0, r) (Fr one or zero),
+each bit taken once, and must use up every bit of v: else the inputs are inconsistent
+(SynthesisError, as run_cpu raises).
 
 `cooperative` runs every run in one persistent launch of witness_program (grid sized from the
 kernel's occupancy so that all its blocks are resident, a grid barrier between levels); otherwise

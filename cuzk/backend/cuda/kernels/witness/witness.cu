@@ -13,14 +13,14 @@
 //
 // A step (op, row, term, inv) reads row `row` of A, B, C (of the hint sides HL, HR for DEC_H). With
 // X.w = sum_e coeffs[cid_e] w[col_e] over the row's terms, X'.w the same without term `term` (an
-// absolute term index) and X1 the sum over X's terms on column 0 (ONE) only:
+// absolute term index), a decomposition's *targets* the terms of its side (A, C, HR) off column 0
+// whose coefficient is 2^e (coeff_log2[cid] = e >= 0) and X0 the sum over X's other terms:
 //   SOLVE_C  w[col(term of C)] = (A.w B.w - C'.w) inv[inv]
 //   SOLVE_A  w[col(term of A)] = (C.w - B.w A'.w) inv[inv]
 //   SOLVE_B  w[col(term of B)] = (C.w - A.w B'.w) inv[inv]
-//   DEC_A    v = C.w inv[inv] - A1     then each term e of the decomposed side (A, C, HR) off
-//   DEC_C    v = A.w B.w - C1          column 0 gets bit coeff_log2[cid_e] of v as an integer
-//   DEC_H    v = HL.w - HR1            (Fr one or zero), each bit of v taken once
-// and a decomposition that leaves a bit of v untaken sets *error to 1 (inconsistent inputs).
+//   DEC_A    v = C.w inv[inv] - A0     then every target gets bit e of v as an integer in [0, r)
+//   DEC_C    v = A.w B.w - C0          (Fr one or zero), each bit of v taken once, and one left
+//   DEC_H    v = HL.w - HR0            untaken sets *error to 1 (the inputs are inconsistent).
 //
 // witness_level runs one level of one run, one thread per item (grid-stride); witness_program runs
 // runs run0 .. run1 whole, every level of each, as one persistent cooperative launch: its grid (all
@@ -138,26 +138,26 @@ __device__ __forceinline__ u32 wp_cid(const wp_matrix& m, const wp_inst& x, u64 
   return x.k == 0 ? wp_id(m.plain_cids, e, m.widths & W_PLAIN_CIDS) : wp_id(m.tpl_cids, e, m.widths & W_TPL_CIDS);
 }
 
-// sum_e coeffs[cid_e] w[col_e] over the terms of `row` but term `skip`; with one_only, over those on
-// column 0 only
+// sum_e coeffs[cid_e] w[col_e] over the terms of `row` but term `skip`; with known_only, over those a
+// decomposition does not target only (on column 0, or with a coefficient other than 2^e)
 __device__ __forceinline__ fr_t wp_dot(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 row, u64 skip,
-                                       bool one_only, const uint4* w) {
+                                       bool known_only, const uint4* w) {
   u64 e0, e1;
   wp_terms(m, x, row, e0, e1);
   fr_t acc = {{0, 0, 0, 0, 0, 0, 0, 0}};
   for (u64 e = e0; e < e1; e++) {
     if (e == skip) continue;
     const long long col = wp_col(p, m, x, e);
-    if (one_only && col != 0) continue;
-    const fr_t y = wp_get(w, col);
     const u32 id = wp_cid(m, x, e);
+    if (known_only && col != 0 && __ldg(p.coeff_log2 + id) >= 0) continue;
+    const fr_t y = wp_get(w, col);
     acc = id == 0 ? fr_add(acc, y) : id == 1 ? fr_sub(acc, y) : fr_add(acc, fr_mul(wp_const(p.coeffs, id), y));
   }
   return acc;
 }
 
-// Each term of `row` off column 0 gets bit coeff_log2[cid] of v's canonical integer (Fr one or zero),
-// the bit then cleared so that it is taken once; false when v has a bit left untaken.
+// Each target of `row` (off column 0, coefficient 2^s) gets bit s of v's canonical integer (Fr one or
+// zero), the bit then cleared so that it is taken once; false when v has a bit left untaken.
 __device__ __forceinline__ bool wp_bits(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 row,
                                         const fr_t& v, uint4* w) {
   fr_t rest = fr_from_mont(v);
@@ -166,8 +166,8 @@ __device__ __forceinline__ bool wp_bits(const wp_program& p, const wp_matrix& m,
   wp_terms(m, x, row, e0, e1);
   for (u64 e = e0; e < e1; e++) {
     const long long col = wp_col(p, m, x, e);
-    if (col == 0) continue;
     const int s = __ldg(p.coeff_log2 + wp_cid(m, x, e));
+    if (col == 0 || s < 0) continue;
     u32 bit = 0;
 #pragma unroll
     for (int q = 0; q < 8; q++) {  // every limb masked, not rest.v[s / 32]: rest stays in registers

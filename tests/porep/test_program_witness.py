@@ -1,0 +1,54 @@
+"""PoRep witnesses from the witness program (cuzk.porep.program_witness): for a 2KiB partition the
+program's witness equals the gadgets' witness value for value; the free values are exactly the
+partition's external data; the program comes with the cached PCE; a tampered vanilla input gives a
+witness that fails the R1CS check (so no proof is made from it)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cuzk import api
+from cuzk.backend.cpu import CpuBackend
+from cuzk.errors import InputError
+from cuzk.porep import pce_cache
+from cuzk.porep import program_witness as pw
+from cuzk.porep.circuit import StackedShape, circuit, partition_witnesses
+from cuzk.porep.synthetic import synthetic_c1
+
+PROOF = "StackedDrg2KiBV1_1"
+
+
+@pytest.fixture(scope="module")
+def setting():
+    pce, program = pce_cache.load_compiled(PROOF, progress=False)
+    c1 = synthetic_c1(PROOF, prover_id=bytes(range(32)), sector_id=3, ticket=b"\x07" * 32, seed=b"\x09" * 32,
+                      rng=np.random.default_rng(11), progress=False)
+    return pce, program, c1, StackedShape.from_config(c1.config)
+
+
+def test_program_witness_equals_the_gadget_witness(setting) -> None:
+    pce, program, c1, shape = setting
+    ws, ins = partition_witnesses(c1), api.public_inputs(c1)
+    plain, per = pw.free_values(ws[0])
+    assert program.num_free == (plain.shape[0], per.shape[1])
+    got = pw.partition_witnesses_cpu(pce, program, shape, ws, ins)
+    want = circuit(shape, ws[0], mode="witness").witness()
+    assert got.shape == (len(ws), *want.shape)
+    assert np.array_equal(got[0], want)
+
+
+def test_a_tampered_sibling_fails_the_check(setting) -> None:
+    pce, program, c1, shape = setting
+    w = partition_witnesses(c1)[0]
+    w.parent_paths[3][0].siblings[1, 2] = w.parent_paths[3][0].siblings[0, 2]  # challenge 1, parent 3, level 0
+    got = pw.partition_witnesses_cpu(pce, program, shape, [w], api.public_inputs(c1)[:1])[0]
+    cpu = CpuBackend()
+    assert cpu.first_unsatisfied(*cpu.evaluate_pce(pce, got)) is not None
+
+
+def test_free_values_refuse_another_shape(setting) -> None:
+    pce, program, c1, shape = setting
+    w = partition_witnesses(c1)[0]
+    with pytest.raises(InputError, match="challenges"):
+        pw.seeded(pce, program, StackedShape(shape.nodes, shape.layers, shape.challenges + 1, shape.tree_r), [w],
+                  api.public_inputs(c1)[:1])
