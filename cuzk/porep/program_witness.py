@@ -43,6 +43,27 @@ def seeded(pce: PCE, program: WitnessProgram, shape: StackedShape, witnesses: li
     return seed(pce, program, ins, np.stack([f[0] for f in free]), [np.stack([f[1] for f in free])])
 
 
+def seeded_device(pce: PCE, program: WitnessProgram, shape: StackedShape, witnesses: list[PartitionWitness],
+                  inputs: list[list[int]]):
+    """`seeded` built on the current CUDA device: zeros there, then only the inputs and free values
+    copied in (the witness itself is never in host memory). A cupy (P, ncols, 4) uint64 array."""
+    import cupy as cp
+
+    if pce.blocks.shape[0] != 1 or len(witnesses) != len(inputs):
+        raise InputError("a PoRep witness program has one block of challenges and one input vector per partition")
+    for w in witnesses:
+        w.check(shape)
+    free = [free_values(w) for w in witnesses]
+    out = cp.zeros((len(witnesses), pce.num_inputs + pce.num_aux, 4), cp.uint64)
+    out[:, :pce.num_inputs] = cp.asarray(np.stack([Fr.from_ints([1, *x]) for x in inputs]))
+    out[:, cp.asarray(program.free_plain)] = cp.asarray(np.stack([f[0] for f in free]))
+    t, k, aux_col, aux_per = (int(pce.blocks[0, j]) for j in (0, 1, 3, 4))
+    tpl_free = program.free_tpl[program.free_tpl_ptr[t]:program.free_tpl_ptr[t + 1]]
+    cols = aux_col + np.arange(k)[:, None] * aux_per + tpl_free[None, :]
+    out[:, cp.asarray(cols.reshape(-1))] = cp.asarray(np.stack([f[1] for f in free]).reshape(len(free), -1, 4))
+    return out
+
+
 def partition_witnesses_cpu(pce: PCE, program: WitnessProgram, shape: StackedShape,
                             witnesses: list[PartitionWitness], inputs: list[list[int]]) -> np.ndarray:
     """(P, ncols, 4): the full witnesses of the partitions, computed by the program on all cores."""

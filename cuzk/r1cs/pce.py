@@ -328,8 +328,8 @@ def _split(chunks: list[list], ni: int, id_type, num_constraints: int):
     plain segments [first row, rows]."""
     if len({len(c) for c in chunks}) != 1:
         raise InputError("A, B and C were recorded in different chunks")
-    tpls: list[list[tuple]] = [[], [], []]
-    plains: list[list[tuple]] = [[], [], []]
+    tpls: list[list[tuple]] = [[] for _ in chunks]  # A, B, C (or a hint's two sides)
+    plains: list[list[tuple]] = [[] for _ in chunks]
     blocks, wires, segs = [], [], []
     row = wire_off = 0
     for triple in zip(*chunks):

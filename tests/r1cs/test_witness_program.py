@@ -144,3 +144,24 @@ def test_bad_shapes_are_refused() -> None:
         wp.run_cpu(pce, program, np.zeros((1, 3, 4), np.uint64))
     with pytest.raises(InputError):
         wp.seed(pce, program, np.zeros((1, pce.num_inputs, 4), np.uint64), np.zeros((1, 0, 4), np.uint64), [])
+
+
+def test_several_blocks_and_plain_rows_between() -> None:
+    rng = np.random.default_rng(12)
+    cs = ConstraintSystem("both")
+    for k in (2, 3, 2):  # blocks of one template, plain allocations between them
+        with cs.batch(k) as blk:
+            bits = boolean.alloc(blk, 512, rng.integers(0, 2, (k, 512)).astype(bool))
+            state = boolean.alloc(blk, 256, rng.integers(0, 2, (k, 256)).astype(bool))
+            sha256.compression(blk, bits, [state[32 * i:32 * i + 32] for i in range(8)])
+        boolean.alloc(cs, 3, rng.integers(0, 2, (1, 3)).astype(bool))
+    pce, program = _compiled(cs)
+    assert list(pce.blocks[:, 0]) == [0, 0, 0] and program.free_plain.shape == (9,)
+    w = cs.witness()
+    free = []
+    for blk in pce.blocks:
+        cols = blk[3] + np.arange(blk[1])[:, None] * blk[4] + program.free_tpl[None, :]
+        free.append(w[cols][None])
+    seeded = wp.seed(pce, program, w[None, :pce.num_inputs], w[None, program.free_plain], free)
+    wp.run_cpu(pce, program, seeded)
+    assert np.array_equal(seeded[0], w)

@@ -16,6 +16,10 @@ where a decomposition DEC_* gives each target bit e of the integer v in [0, r) (
 each bit taken once, and must use up every bit of v: else the inputs are inconsistent
 (SynthesisError, as run_cpu raises).
 
+A step's row sums run down the row, term after term, each term a chain of dependent loads: a
+level lasts as long as its longest row. So the steps of a level whose longest row has more than
+LONG_TERMS terms come first in the level (the upload reorders them: a level's steps are independent)
+and take a warp per (step, instance, partition), the lanes splitting the terms; the others a thread.
 `cooperative` runs every run in one persistent launch of witness_program (grid sized from the
 kernel's occupancy so that all its blocks are resident, a grid barrier between levels); otherwise
 witness_level is launched once per level of each run. The circuit's arrays go to the device as
@@ -39,9 +43,11 @@ from cuzk.backend.cuda.device import cupy, info
 from cuzk.errors import InputError, SynthesisError
 
 THREADS = 256  # WP_THREADS of the kernels
+LONG_TERMS = 16  # a step whose longest row has more terms takes a warp per item
+_DEC_H = 5  # cuzk.r1cs.witness_program.DEC_H: the op on hint rows
 RUN_FIELDS = ("template", "k", "aux_col", "aux_per", "in_col", "in_per", "wire_off")
 _BLOCK_COLUMNS = [0, 1, 3, 4, 5, 6, 7]  # RUN_FIELDS in cuzk.r1cs.pce.BLOCK_FIELDS
-_PROGRAM_ARRAYS = ("runs", "prog_levels", "levels", "steps", "inv", "coeffs", "coeff_log2", "wire_cols")
+_PROGRAM_ARRAYS = ("runs", "prog_levels", "levels", "long_end", "steps", "inv", "coeffs", "coeff_log2", "wire_cols")
 # struct wp_program: per matrix (A, B, C, HL, HR) its six arrays and widths, then _PROGRAM_ARRAYS
 _STRUCT = np.dtype([("words", np.uint64, (5 * (len(pce_cuda._MATRIX_ARRAYS) + 1) + len(_PROGRAM_ARRAYS),))])
 
@@ -53,11 +59,30 @@ def runs(pce, program) -> np.ndarray:
     return np.concatenate([plain, np.asarray(pce.blocks, np.int64).reshape(-1, 9)[:, _BLOCK_COLUMNS]])
 
 
+def long_first(pce, program) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, long_end): the program's steps with each level's long ones (a row of more than
+    LONG_TERMS terms) first, and the end of level L's long steps, levels[L] <= long_end[L] <= levels[L+1]."""
+    steps, levels = program.steps, program.levels
+    level_of = np.repeat(np.arange(len(levels) - 1), np.diff(levels))
+    plain = np.arange(len(steps)) >= levels[program.prog_levels[-2]]  # the plain program's steps come last
+    hint = steps[:, 0] == _DEC_H
+    longest = np.zeros(len(steps), np.int64)
+    for m, reads in ((pce.a, ~hint), (pce.b, ~hint), (pce.c, ~hint), (program.hl, hint), (program.hr, hint)):
+        for indptr, which in ((m.tpl_indptr, ~plain), (m.plain_indptr, plain)):
+            sel = np.flatnonzero(reads & which)
+            rows = steps[sel, 1]
+            longest[sel] = np.maximum(longest[sel], indptr[rows + 1].astype(np.int64) - indptr[rows])
+    long = longest > LONG_TERMS
+    order = np.lexsort((~long, level_of))
+    return steps[order], levels[:-1] + np.bincount(level_of[long], minlength=len(levels) - 1)
+
+
 @dataclass(eq=False)
 class DeviceWitnessProgram:
     """A program and its circuit on the device: `pce` (coefficients, wire table, A, B, C), the hint
     sides and the program's arrays (`arrays`: kept alive for `args`, the kernels' struct holding
-    their addresses); on the host, the run table and the levels (for per-level launches)."""
+    their addresses); on the host, the run table and the levels with their long steps' ends (for
+    per-level launches)."""
 
     pce: pce_cuda.DevicePce
     hints: tuple[tuple[Any, ...], tuple[Any, ...]]
@@ -66,6 +91,7 @@ class DeviceWitnessProgram:
     runs: np.ndarray
     prog_levels: np.ndarray
     levels: np.ndarray
+    long_end: np.ndarray
     ncols: int
 
 
@@ -80,11 +106,12 @@ def upload_program(pce, program, dev_pce: pce_cuda.DevicePce | None = None) -> D
     table = runs(pce, program)
     if program.coeff_log2.dtype != np.int16 or program.coeff_log2.shape != (pce.coeffs.shape[0],):
         raise InputError("witness program: coeff_log2 must be (ncoeff,) int16")
-    host = {"runs": table, "prog_levels": program.prog_levels, "levels": program.levels, "steps": program.steps,
-            "inv": program.inv, "coeff_log2": program.coeff_log2}
     for name in ("prog_levels", "levels", "steps"):
-        if host[name].dtype != np.int64:
-            raise InputError(f"witness program: {name} must be int64, got {host[name].dtype}")
+        if getattr(program, name).dtype != np.int64:
+            raise InputError(f"witness program: {name} must be int64, got {getattr(program, name).dtype}")
+    steps, long_end = long_first(pce, program)
+    host = {"runs": table, "prog_levels": program.prog_levels, "levels": program.levels, "long_end": long_end,
+            "steps": steps, "inv": program.inv, "coeff_log2": program.coeff_log2}
     arrays = {name: cp.asarray(np.ascontiguousarray(arr)) for name, arr in host.items()}
     arrays["coeffs"], arrays["wire_cols"] = dev_pce.coeffs, dev_pce.wire_cols
     words = []
@@ -93,8 +120,8 @@ def upload_program(pce, program, dev_pce: pce_cuda.DevicePce | None = None) -> D
     words += [arrays[name].data.ptr for name in _PROGRAM_ARRAYS]
     args = np.zeros(1, _STRUCT)
     args["words"][0] = words
-    return DeviceWitnessProgram(dev_pce, hints, tuple(arrays.values()), args, table, np.asarray(program.prog_levels),
-                                np.asarray(program.levels), pce.num_inputs + pce.num_aux)
+    return DeviceWitnessProgram(dev_pce, hints, tuple(arrays.values()), args, table, program.prog_levels,
+                                program.levels, long_end, pce.num_inputs + pce.num_aux)
 
 
 def run_device(dev: DeviceWitnessProgram, w, partitions: int, cooperative: bool = True) -> None:
@@ -118,8 +145,9 @@ def run_device(dev: DeviceWitnessProgram, w, partitions: int, cooperative: bool 
         kernel = loader.function("witness_level")
         for r, (t, k) in enumerate(dev.runs[:, :2].tolist()):
             for level in range(int(dev.prog_levels[t]), int(dev.prog_levels[t + 1])):
-                items = int(dev.levels[level + 1] - dev.levels[level]) * max(k, 1) * partitions
-                kernel((-(-items // THREADS),), (THREADS,), (dev.args, np.uint32(r), np.uint64(level), w, *tail))
+                s0, s1, s2 = int(dev.levels[level]), int(dev.long_end[level]), int(dev.levels[level + 1])
+                threads = max(32 * (s1 - s0), s2 - s1) * max(k, 1) * partitions
+                kernel((-(-threads // THREADS),), (THREADS,), (dev.args, np.uint32(r), np.uint64(level), w, *tail))
     if int(error.get()[0]):
         raise SynthesisError("witness program: a decomposition does not fit its value: the inputs are inconsistent")
 

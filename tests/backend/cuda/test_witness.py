@@ -2,7 +2,9 @@
 (cuzk.r1cs.witness_program.run_cpu), limb for limb, and against the gadgets' own witness: a circuit
 with every op in plain and template steps and every kind of template variable, a plain-only one and
 the PoRep-like gadget circuit; one and three partitions; the cooperative launch and the per-level
-one; 32- and 64-bit index arrays; a decomposition that cannot fit its value is a SynthesisError."""
+one; every step a thread, every step a warp, and the split by row length; 32- and 64-bit index
+arrays; a decomposition that cannot fit its value is a SynthesisError. Without a GPU: the run table
+and the long-first order of the steps."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -21,7 +23,7 @@ from cuzk.r1cs import witness_program as wp
 from cuzk.r1cs.pce import build
 from r1cs.test_witness_program import gadget_circuit  # tests/ is on the path, as in test_pce
 
-pytestmark = pytest.mark.gpu
+gpu = pytest.mark.gpu
 R = Fr.modulus
 MODES = [True, False]
 MODE_IDS = ["cooperative", "per-level"]
@@ -95,10 +97,34 @@ def check(pce, program, start, want, cooperative: bool) -> None:
     np.testing.assert_array_equal(got, want)
 
 
+def test_runs_and_long_steps_first():
+    cs, _ = gadget_circuit(np.random.default_rng(13), k=2)
+    pce = build(cs)
+    program = wp.compile_program(pce, wp.hint_matrices(cs, pce))
+    table = witness_cuda.runs(pce, program)
+    assert table.tolist() == [[pce.tpl_rows.shape[0] - 1] + [0] * 6] + pce.blocks[:, [0, 1, 3, 4, 5, 6, 7]].tolist()
+    steps, long_end = witness_cuda.long_first(pce, program)
+    levels = program.levels
+    assert (levels[:-1] <= long_end).all() and (long_end <= levels[1:]).all() and (long_end > levels[:-1]).any()
+    plain0 = levels[program.prog_levels[-2]]
+    for lv, (s0, s1, s2) in enumerate(zip(levels[:-1], long_end, levels[1:])):
+        key = lambda a: sorted(map(tuple, a.tolist()))  # noqa: E731
+        assert key(steps[s0:s2]) == key(program.steps[s0:s2]), lv
+        for part, long in ((steps[s0:s1], True), (steps[s1:s2], False)):
+            for op, row, *_ in part.tolist():
+                mats = (program.hl, program.hr) if op == wp.DEC_H else (pce.a, pce.b, pce.c)
+                ptrs = [m.plain_indptr if s0 >= plain0 else m.tpl_indptr for m in mats]
+                assert (max(int(p[row + 1] - p[row]) for p in ptrs) > witness_cuda.LONG_TERMS) == long
+
+
+@gpu
+@pytest.mark.parametrize("long_terms", [None, 0, 1 << 30], ids=["split", "warps", "threads"])
 @pytest.mark.parametrize("cooperative", MODES, ids=MODE_IDS)
 @pytest.mark.parametrize("partitions", [1, 3])
-def test_every_op_matches_the_cpu(ops, partitions, cooperative):
+def test_every_op_matches_the_cpu(ops, partitions, cooperative, long_terms, monkeypatch):
     pce, program, start, want = ops
+    if long_terms is not None:
+        monkeypatch.setattr(witness_cuda, "LONG_TERMS", long_terms)
     stats = program.stats()
     assert all(stats[name] > 0 for name in wp.OP_NAMES), stats
     assert not np.array_equal(start, want)
@@ -106,6 +132,7 @@ def test_every_op_matches_the_cpu(ops, partitions, cooperative):
     assert np.array_equal(witness_cuda.run(pce, program, start[0], cooperative), want[0])  # one (ncols, 4) witness
 
 
+@gpu
 @pytest.mark.parametrize("cooperative", MODES, ids=MODE_IDS)
 def test_gadget_witness_is_reproduced(cooperative):
     rng = np.random.default_rng(12)
@@ -124,6 +151,7 @@ WIDE = {"tpl_indptr": np.int64, "tpl_vars": np.int64, "plain_cols": np.int64, "t
         "plain_cids": np.uint32}
 
 
+@gpu
 def test_wide_index_arrays(ops):
     pce, program, start, want = ops
     wide = {m: replace(getattr(pce, m), **{n: getattr(getattr(pce, m), n).astype(t) for n, t in WIDE.items()})
@@ -139,6 +167,7 @@ def test_wide_index_arrays(ops):
         check(wide_pce, wide_program, start, want, cooperative)
 
 
+@gpu
 def test_device_arrays_in_place_and_shared(ops):
     import cupy as cp
 
@@ -153,6 +182,7 @@ def test_device_arrays_in_place_and_shared(ops):
             witness_cuda.run_device(dev, bad, 3)
 
 
+@gpu
 @pytest.mark.parametrize("cooperative", MODES, ids=MODE_IDS)
 def test_a_decomposition_that_does_not_fit_is_an_error(ops, cooperative):
     pce, program, start, _ = ops

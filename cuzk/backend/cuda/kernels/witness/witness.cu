@@ -8,8 +8,10 @@
 // prog_levels[t+1]; level L is steps[levels[L]:levels[L+1]], steps that only read earlier levels.
 // A level's items j < nsteps max(k, 1) P are (step s, partition p, instance i) with
 //   i = j % k, p = (j / k) % P, s = j / (k P):
-// consecutive threads are consecutive instances of one step (they read its terms together).
-// Partition p's column c is element p ncols + c of w.
+// consecutive items are consecutive instances of one step (they read its terms together).
+// Partition p's column c is element p ncols + c of w. The level's first steps, up to long_end (the
+// host puts the steps with long rows there), take a warp per item, the lanes splitting every row's
+// terms and summing over the warp with shuffles; the others a thread per item.
 //
 // A step (op, row, term, inv) reads row `row` of A, B, C (of the hint sides HL, HR for DEC_H). With
 // X.w = sum_e coeffs[cid_e] w[col_e] over the row's terms, X'.w the same without term `term` (an
@@ -22,7 +24,7 @@
 //   DEC_C    v = A.w B.w - C0          (Fr one or zero), each bit of v taken once, and one left
 //   DEC_H    v = HL.w - HR0            untaken sets *error to 1 (the inputs are inconsistent).
 //
-// witness_level runs one level of one run, one thread per item (grid-stride); witness_program runs
+// witness_level runs one level of one run (the grid striding over its items); witness_program runs
 // runs run0 .. run1 whole, every level of each, as one persistent cooperative launch: its grid (all
 // blocks resident) strides over a level's items, then meets at a grid barrier before the next.
 // w is read and written through L2 (ld/st.global.cg): other blocks write it between levels.
@@ -74,6 +76,7 @@ struct wp_program {
   const long long* runs;         // (nruns, R_FIELDS)
   const long long* prog_levels;  // (ntpl + 2,)
   const long long* levels;       // (nlevels + 1,)
+  const long long* long_end;     // (nlevels,): level L's long steps are levels[L] .. long_end[L]
   const long long* steps;        // (nsteps, 4): op, row, term, inv
   const uint4* inv;              // (ninv,) Fr, Montgomery
   const uint4* coeffs;           // (ncoeff,) Fr, Montgomery; id 0 = 1, id 1 = -1
@@ -138,14 +141,29 @@ __device__ __forceinline__ u32 wp_cid(const wp_matrix& m, const wp_inst& x, u64 
   return x.k == 0 ? wp_id(m.plain_cids, e, m.widths & W_PLAIN_CIDS) : wp_id(m.tpl_cids, e, m.widths & W_TPL_CIDS);
 }
 
+// The sum of x over the LANES lanes of an item (all of them get it): 1 lane, or a whole warp.
+template <int LANES>
+__device__ __forceinline__ fr_t wp_sum(fr_t x) {
+#pragma unroll
+  for (int o = LANES / 2; o > 0; o /= 2) {
+    fr_t y;
+#pragma unroll
+    for (int q = 0; q < 8; q++) y.v[q] = __shfl_xor_sync(0xffffffffu, x.v[q], o);
+    x = fr_add(x, y);
+  }
+  return x;
+}
+
 // sum_e coeffs[cid_e] w[col_e] over the terms of `row` but term `skip`; with known_only, over those a
-// decomposition does not target only (on column 0, or with a coefficient other than 2^e)
+// decomposition does not target only (on column 0, or with a coefficient other than 2^e). Lane
+// `lane` of LANES takes terms e0 + lane, e0 + lane + LANES, ...; every lane gets the sum.
+template <int LANES>
 __device__ __forceinline__ fr_t wp_dot(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 row, u64 skip,
-                                       bool known_only, const uint4* w) {
+                                       bool known_only, const uint4* w, u32 lane) {
   u64 e0, e1;
   wp_terms(m, x, row, e0, e1);
   fr_t acc = {{0, 0, 0, 0, 0, 0, 0, 0}};
-  for (u64 e = e0; e < e1; e++) {
+  for (u64 e = e0 + lane; e < e1; e += LANES) {
     if (e == skip) continue;
     const long long col = wp_col(p, m, x, e);
     const u32 id = wp_cid(m, x, e);
@@ -153,18 +171,20 @@ __device__ __forceinline__ fr_t wp_dot(const wp_program& p, const wp_matrix& m, 
     const fr_t y = wp_get(w, col);
     acc = id == 0 ? fr_add(acc, y) : id == 1 ? fr_sub(acc, y) : fr_add(acc, fr_mul(wp_const(p.coeffs, id), y));
   }
-  return acc;
+  return wp_sum<LANES>(acc);
 }
 
 // Each target of `row` (off column 0, coefficient 2^s) gets bit s of v's canonical integer (Fr one or
-// zero), the bit then cleared so that it is taken once; false when v has a bit left untaken.
+// zero), the bit then cleared so that it is taken once (the lanes split the targets, whose exponents
+// are distinct); false when v has a bit that no lane took.
+template <int LANES>
 __device__ __forceinline__ bool wp_bits(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 row,
-                                        const fr_t& v, uint4* w) {
+                                        const fr_t& v, uint4* w, u32 lane) {
   fr_t rest = fr_from_mont(v);
   const fr_t one = wp_const(p.coeffs, 0);
   u64 e0, e1;
   wp_terms(m, x, row, e0, e1);
-  for (u64 e = e0; e < e1; e++) {
+  for (u64 e = e0 + lane; e < e1; e += LANES) {
     const long long col = wp_col(p, m, x, e);
     const int s = __ldg(p.coeff_log2 + wp_cid(m, x, e));
     if (col == 0 || s < 0) continue;
@@ -182,59 +202,82 @@ __device__ __forceinline__ bool wp_bits(const wp_program& p, const wp_matrix& m,
   }
   u32 left = 0;
 #pragma unroll
-  for (int q = 0; q < 8; q++) left |= rest.v[q];
+  for (int q = 0; q < 8; q++) {
+    u32 r = rest.v[q];
+#pragma unroll
+    for (int o = LANES / 2; o > 0; o /= 2) r &= __shfl_xor_sync(0xffffffffu, r, o);
+    left |= r;
+  }
   return left == 0;
 }
 
 // SOLVE_A (x in A, y = B) or SOLVE_B (x in B, y = A): w[col(term)] = (C.w - Y.w X'.w) inv
+template <int LANES>
 __device__ __forceinline__ void wp_solve_ab(const wp_program& p, const wp_matrix& xm, const wp_matrix& ym,
-                                            const wp_inst& x, u64 row, u64 term, const fr_t& inv, uint4* w) {
-  const fr_t cw = wp_dot(p, p.c, x, row, ~0ull, false, w);
-  const fr_t yw = wp_dot(p, ym, x, row, ~0ull, false, w), rest = wp_dot(p, xm, x, row, term, false, w);
-  wp_put(w, wp_col(p, xm, x, term), fr_mul(fr_sub(cw, fr_mul(yw, rest)), inv));
+                                            const wp_inst& x, u64 row, u64 term, const fr_t& inv, uint4* w, u32 lane) {
+  const fr_t cw = wp_dot<LANES>(p, p.c, x, row, ~0ull, false, w, lane);
+  const fr_t yw = wp_dot<LANES>(p, ym, x, row, ~0ull, false, w, lane);
+  const fr_t rest = wp_dot<LANES>(p, xm, x, row, term, false, w, lane);
+  if (lane == 0) wp_put(w, wp_col(p, xm, x, term), fr_mul(fr_sub(cw, fr_mul(yw, rest)), inv));
 }
 
-// Step s for instance x of partition witness w; false when its decomposition does not fit.
-__device__ __forceinline__ bool wp_step(const wp_program& p, u64 s, const wp_inst& x, uint4* w) {
+// Step s for instance x of partition witness w, by lane `lane` of LANES; false when its decomposition
+// does not fit.
+template <int LANES>
+__device__ __forceinline__ bool wp_step(const wp_program& p, u64 s, const wp_inst& x, uint4* w, u32 lane) {
   const long long* st = p.steps + 4 * s;
   const int op = (int)__ldg(st);
   const u64 row = __ldg(st + 1), term = __ldg(st + 2), all = ~0ull;
   if (op == OP_DEC_H) {
-    const fr_t v = fr_sub(wp_dot(p, p.hl, x, row, all, false, w), wp_dot(p, p.hr, x, row, all, true, w));
-    return wp_bits(p, p.hr, x, row, v, w);
+    const fr_t v = fr_sub(wp_dot<LANES>(p, p.hl, x, row, all, false, w, lane),
+                          wp_dot<LANES>(p, p.hr, x, row, all, true, w, lane));
+    return wp_bits<LANES>(p, p.hr, x, row, v, w, lane);
   }
   if (op == OP_DEC_C) {
-    const fr_t ab = fr_mul(wp_dot(p, p.a, x, row, all, false, w), wp_dot(p, p.b, x, row, all, false, w));
-    return wp_bits(p, p.c, x, row, fr_sub(ab, wp_dot(p, p.c, x, row, all, true, w)), w);
+    const fr_t ab = fr_mul(wp_dot<LANES>(p, p.a, x, row, all, false, w, lane),
+                           wp_dot<LANES>(p, p.b, x, row, all, false, w, lane));
+    return wp_bits<LANES>(p, p.c, x, row, fr_sub(ab, wp_dot<LANES>(p, p.c, x, row, all, true, w, lane)), w, lane);
   }
   const fr_t inv = wp_const(p.inv, __ldg(st + 3));
   if (op == OP_DEC_A) {
-    const fr_t cw = fr_mul(wp_dot(p, p.c, x, row, all, false, w), inv);
-    return wp_bits(p, p.a, x, row, fr_sub(cw, wp_dot(p, p.a, x, row, all, true, w)), w);
+    const fr_t cw = fr_mul(wp_dot<LANES>(p, p.c, x, row, all, false, w, lane), inv);
+    return wp_bits<LANES>(p, p.a, x, row, fr_sub(cw, wp_dot<LANES>(p, p.a, x, row, all, true, w, lane)), w, lane);
   }
   if (op == OP_SOLVE_C) {
-    const fr_t ab = fr_mul(wp_dot(p, p.a, x, row, all, false, w), wp_dot(p, p.b, x, row, all, false, w));
-    wp_put(w, wp_col(p, p.c, x, term), fr_mul(fr_sub(ab, wp_dot(p, p.c, x, row, term, false, w)), inv));
+    const fr_t ab = fr_mul(wp_dot<LANES>(p, p.a, x, row, all, false, w, lane),
+                           wp_dot<LANES>(p, p.b, x, row, all, false, w, lane));
+    const fr_t rest = wp_dot<LANES>(p, p.c, x, row, term, false, w, lane);
+    if (lane == 0) wp_put(w, wp_col(p, p.c, x, term), fr_mul(fr_sub(ab, rest), inv));
   } else if (op == OP_SOLVE_A) {
-    wp_solve_ab(p, p.a, p.b, x, row, term, inv, w);
+    wp_solve_ab<LANES>(p, p.a, p.b, x, row, term, inv, w, lane);
   } else {
-    wp_solve_ab(p, p.b, p.a, x, row, term, inv, w);
+    wp_solve_ab<LANES>(p, p.b, p.a, x, row, term, inv, w, lane);
   }
   return true;
 }
 
-// Every item of level `level` of run `run`, the grid striding over them.
-__device__ __forceinline__ void wp_level(const wp_program& p, const long long* run, u64 level, uint4* w, u64 ncols,
-                                         u32 partitions, int* error) {
+// The items j < (s1 - s0) k P of steps s0 .. s1 of a level, LANES lanes each (consecutive threads;
+// the grid strides over them).
+template <int LANES>
+__device__ __forceinline__ void wp_items(const wp_program& p, const long long* run, u64 s0, u64 s1, uint4* w,
+                                         u64 ncols, u32 partitions, int* error) {
   const long long k = __ldg(run + R_K), kk = k ? k : 1;
-  const u64 s0 = __ldg(p.levels + level), per = (u64)kk * partitions;
-  const u64 n = (__ldg(p.levels + level + 1) - s0) * per;
-  for (u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (u64)gridDim.x * blockDim.x) {
-    const u64 s = j / per, q = j - s * per, part = q / kk, i = q - part * kk;
+  const u64 per = (u64)kk * partitions, n = (s1 - s0) * per * LANES, lane = threadIdx.x % LANES;
+  for (u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x; g < n; g += (u64)gridDim.x * blockDim.x) {
+    const u64 j = g / LANES, s = j / per, q = j - s * per, part = q / kk, i = q - part * kk;
     const wp_inst x = {k, __ldg(run + R_AUX_COL) + (long long)i * __ldg(run + R_AUX_PER),
                        __ldg(run + R_IN_COL) + (long long)i * __ldg(run + R_IN_PER), __ldg(run + R_WIRE_OFF) + (long long)i};
-    if (!wp_step(p, s0 + s, x, w + 2 * part * ncols)) atomicExch(error, 1);
+    if (!wp_step<LANES>(p, s0 + s, x, w + 2 * part * ncols, lane) && lane == 0) atomicExch(error, 1);
   }
+}
+
+// Level `level` of run `run`: its long steps (levels[level] .. long_end[level]) a warp per item, then
+// the others a thread per item.
+__device__ __forceinline__ void wp_level(const wp_program& p, const long long* run, u64 level, uint4* w, u64 ncols,
+                                         u32 partitions, int* error) {
+  const u64 s0 = __ldg(p.levels + level), s1 = __ldg(p.long_end + level), s2 = __ldg(p.levels + level + 1);
+  wp_items<32>(p, run, s0, s1, w, ncols, partitions, error);
+  wp_items<1>(p, run, s1, s2, w, ncols, partitions, error);
 }
 
 // Every block of the grid waits here for all the others (all resident: a cooperative launch). The
