@@ -70,7 +70,7 @@ def main() -> None:
                  "ms": round(float(np.median(cpu_ms)) / P, 1), "stat": "median", "peer": peer, "peer_ms": peer_ms,
                  "threads": numba.get_num_threads(), "peak_rss_gib": peak_rss_gib(),
                  "note": f"witness program on all cores, {P} partition(s) per call, ms per partition, "
-                         f"{len(cpu_ms)} run(s) after a first" + ("; equal to the gadgets' witness" if peer else "")})
+                         f"{len(cpu_ms)} run(s)" + (" after a first" if args.reps > 1 else "") + ("; equal to the gadgets' witness" if peer else "")})
 
     if "cuda" in backends:
         import cupy as cp

@@ -11,7 +11,8 @@ prove() does what filecoin-ffi's seal_commit_phase2 does, in this order:
      use; kept in the process) and its Groth16 parameters (cuzk.porep.params_cache: official if
      present, else cuzk's own, generated once; each query vector read when its MSM runs);
   3. per partition: the witness (the circuit's witness program, cuzk.porep.program_witness, from the
-     partition's vanilla data and public inputs, all cores), a check that
+     partition's vanilla data and public inputs: on the GPU with the CUDA backend, else on all
+     cores), a check that
      its public inputs are the ones derived from replica_id, comm_d, comm_r and the seed, the
      evaluations a = A w, b = B w, c = C w from the PCE, the check a_r b_r = c_r on those same
      vectors, the Groth16 proof, and its verification. A proof that does not verify raises
@@ -148,10 +149,13 @@ def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backen
     inputs = public_inputs(c1)
     pce, program = program_witness.compiled(c1.config)  # loaded with the circuit above
 
+    on_gpu = be.name == "cuda"
+    make = program_witness.partition_witnesses_gpu if on_gpu else program_witness.partition_witnesses_cpu
+
     def witnesses() -> Iterable[np.ndarray]:
         for k, w in enumerate(partition_witnesses(c1)):
             t = time.perf_counter()
-            out = program_witness.partition_witnesses_cpu(pce, program, shape, [w], inputs[k:k + 1])[0]
+            out = make(pce, program, shape, [w], inputs[k:k + 1])[0]
             timings[f"witness.{k}"] = time.perf_counter() - t
             yield out
 

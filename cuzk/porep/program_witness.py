@@ -1,6 +1,6 @@
 """PoRep partition witnesses from the witness program (cuzk.r1cs.witness_program): the free values are
 the partition's external data, packed here in the order the circuit allocates them; the program
-computes everything else (on the CPU here, on the GPU in cuzk.backend.cuda.witness).
+computes everything else, on all CPU cores or on the GPU (cuzk.backend.cuda.witness).
 
 Free values (cuzk.porep.circuit): at top level comm_r_last, comm_c; per challenge the data leaf, the
 comm_d path's siblings, then for each of the 14 parents its column (one label per layer) and its
@@ -18,6 +18,7 @@ from cuzk.r1cs.pce import PCE
 from cuzk.r1cs.witness_program import WitnessProgram, run_cpu, seed
 
 _LOADED: dict[str, tuple[PCE, WitnessProgram]] = {}
+_ON_DEVICE: list = []  # [(program, device, DeviceWitnessProgram)]: the last program uploaded
 
 
 def free_values(w: PartitionWitness) -> tuple[np.ndarray, np.ndarray]:
@@ -62,6 +63,23 @@ def seeded_device(pce: PCE, program: WitnessProgram, shape: StackedShape, witnes
     cols = aux_col + np.arange(k)[:, None] * aux_per + tpl_free[None, :]
     out[:, cp.asarray(cols.reshape(-1))] = cp.asarray(np.stack([f[1] for f in free]).reshape(len(free), -1, 4))
     return out
+
+
+def partition_witnesses_gpu(pce: PCE, program: WitnessProgram, shape: StackedShape,
+                            witnesses: list[PartitionWitness], inputs: list[list[int]], host: bool = True):
+    """The partitions' full witnesses computed by the program on the current CUDA device (the program
+    uploaded once per process and device): (P, ncols, 4), copied to host memory when `host`, else
+    the cupy array itself."""
+    import cupy as cp
+
+    from cuzk.backend.cuda import witness as wcuda
+
+    device = cp.cuda.Device().id
+    if not _ON_DEVICE or _ON_DEVICE[0][0] is not program or _ON_DEVICE[0][1] != device:
+        _ON_DEVICE[:] = [(program, device, wcuda.upload_program(pce, program))]
+    w = seeded_device(pce, program, shape, witnesses, inputs)
+    wcuda.run_device(_ON_DEVICE[0][2], w, len(witnesses))
+    return cp.asnumpy(w) if host else w
 
 
 def partition_witnesses_cpu(pce: PCE, program: WitnessProgram, shape: StackedShape,

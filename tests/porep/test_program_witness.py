@@ -52,3 +52,25 @@ def test_free_values_refuse_another_shape(setting) -> None:
     with pytest.raises(InputError, match="challenges"):
         pw.seeded(pce, program, StackedShape(shape.nodes, shape.layers, shape.challenges + 1, shape.tree_r), [w],
                   api.public_inputs(c1)[:1])
+
+
+@pytest.mark.gpu
+def test_gpu_witness_equals_the_cpu_witness(setting) -> None:
+    pce, program, c1, shape = setting
+    ws, ins = partition_witnesses(c1), api.public_inputs(c1)
+    want = pw.partition_witnesses_cpu(pce, program, shape, ws, ins)
+    assert np.array_equal(pw.partition_witnesses_gpu(pce, program, shape, ws, ins), want)
+    bad = partition_witnesses(c1)
+    bad[0].parent_paths[3][0].siblings[1, 2] = bad[0].parent_paths[3][0].siblings[0, 2]
+    got = pw.partition_witnesses_gpu(pce, program, shape, bad, ins)
+    assert np.array_equal(got, pw.partition_witnesses_cpu(pce, program, shape, bad, ins))
+    cpu = CpuBackend()
+    assert cpu.first_unsatisfied(*cpu.evaluate_pce(pce, got[0])) is not None
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_a_proof_from_the_gpu_witness_verifies(setting) -> None:
+    c1 = setting[2]
+    result = api.prove_c1(c1, backend="cuda", progress=False)
+    assert api.verify(c1, result.proof)
