@@ -43,6 +43,7 @@ from cuzk.porep.c1 import C1Output
 from cuzk.porep.graph import SdrGraph
 from cuzk.porep.public_inputs import partition_public_inputs
 from cuzk.porep.seal import Sector, seal
+from cuzk.util.arrays import to_host
 from cuzk.util.progress import StageTimer
 
 __all__ = ["ProveResult", "Sector", "as_c1", "prove", "prove_c1", "prove_partitions", "public_inputs",
@@ -150,12 +151,14 @@ def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backen
     pce, program = program_witness.compiled(c1.config)  # loaded with the circuit above
 
     on_gpu = be.name == "cuda"
-    make = program_witness.partition_witnesses_gpu if on_gpu else program_witness.partition_witnesses_cpu
 
     def witnesses() -> Iterable[np.ndarray]:
         for k, w in enumerate(partition_witnesses(c1)):
             t = time.perf_counter()
-            out = make(pce, program, shape, [w], inputs[k:k + 1])[0]
+            if on_gpu:
+                out = program_witness.partition_witnesses_gpu(pce, program, shape, [w], inputs[k:k + 1], be, host=False)[0]
+            else:
+                out = program_witness.partition_witnesses_cpu(pce, program, shape, [w], inputs[k:k + 1])[0]
             timings[f"witness.{k}"] = time.perf_counter() - t
             yield out
 
@@ -178,7 +181,7 @@ def prove_partitions(params: LoadedParams, circuit: AnyCircuit, witnesses: Itera
     proofs = []
     for k, (w, x) in enumerate(zip(witnesses, inputs, strict=True)):
         t = time.perf_counter()
-        got = Fr.to_ints(w[1:circuit.num_inputs])
+        got = Fr.to_ints(to_host(w[1:circuit.num_inputs]))
         if got != list(x):
             raise InputError(f"partition {k}: the witness's public inputs differ from those derived from "
                              "replica_id, comm_d, comm_r and the seed")

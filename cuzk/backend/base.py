@@ -71,6 +71,25 @@ class TemplateCircuit(Protocol):
         ...
 
 
+# ops of a witness program's steps (cuzk.r1cs.witness_program compiles them; the backends run them)
+WITNESS_OPS = ("solve_c", "solve_a", "solve_b", "dec_a", "dec_c", "dec_h")
+SOLVE_C, SOLVE_A, SOLVE_B, DEC_A, DEC_C, DEC_H = range(len(WITNESS_OPS))
+
+
+class WitnessProgram(Protocol):
+    """A circuit's witness program, as cuzk.r1cs.witness_program.WitnessProgram stores it (duck-typed):
+    steps (op, row, term, inv) sorted by level, levels, prog_levels (per template, then the plain
+    program), inv, coeff_log2 and the hint sides hl, hr (TemplateMatrix-like)."""
+
+    steps: np.ndarray
+    levels: np.ndarray
+    prog_levels: np.ndarray
+    inv: np.ndarray
+    coeff_log2: np.ndarray
+    hl: TemplateMatrix
+    hr: TemplateMatrix
+
+
 class Backend(Protocol):
     name: str
 
@@ -82,7 +101,14 @@ class Backend(Protocol):
 
     def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(A w, B w, C w) straight from the template form, each (num_constraints, 4) Fr, for a
-        (num_inputs + num_aux, 4) Fr witness: equal to three `evaluate` calls on the flat matrices."""
+        (num_inputs + num_aux, 4) Fr witness: equal to three `evaluate` calls on the flat matrices.
+        A GPU backend also takes a witness on its device (CuPy) and then returns device arrays."""
+        ...
+
+    def run_witness_program(self, pce: TemplateCircuit, program: WitnessProgram, w) -> None:
+        """Run a circuit's witness program in place on w, (P, num_inputs + num_aux, 4) uint64 Montgomery
+        witnesses whose inputs and free values are set (a GPU backend also takes w on its device, and
+        it stays there). SynthesisError when a decomposition does not fit its value."""
         ...
 
     def first_unsatisfied(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> int | None:
@@ -164,3 +190,13 @@ def check_witness(matrix: SparseMatrix | TemplateCircuit, witness: np.ndarray) -
     if not isinstance(witness, np.ndarray) or witness.dtype != np.uint64 or witness.shape != (matrix.shape[1], 4):
         raise InputError(f"witness must be a ({matrix.shape[1]}, 4) uint64 Fr array, got "
                          f"{getattr(witness, 'dtype', type(witness).__name__)} {getattr(witness, 'shape', '')}")
+
+
+def check_program_witness(pce: TemplateCircuit, w) -> None:
+    """The argument check of Backend.run_witness_program: InputError unless w is a C-contiguous
+    (P, columns, 4) uint64 array (numpy or a device array)."""
+    ok = getattr(w, "ndim", 0) == 3 and w.shape[1:] == (pce.shape[1], 4) and w.dtype == np.uint64 \
+        and w.flags.c_contiguous
+    if not ok:
+        raise InputError(f"witness program: w must be a C-contiguous (P, {pce.shape[1]}, 4) uint64 array, got "
+                         f"{getattr(w, 'dtype', type(w).__name__)} {getattr(w, 'shape', '')}")

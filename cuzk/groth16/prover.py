@@ -24,6 +24,7 @@ from cuzk.groth16.circuit import AnyCircuit, as_circuit
 from cuzk.groth16.proof import Proof
 from cuzk.groth16.setup import random_scalar
 from cuzk.r1cs import ConstraintSystem, fr_array
+from cuzk.util.arrays import array_module, on_device, to_host
 from cuzk.util.progress import StageTimer
 
 log = logging.getLogger("cuzk.groth16")
@@ -32,7 +33,8 @@ R = limbs.FR_MODULUS
 
 def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | None = None,
           rng: np.random.Generator | None = None, check: bool = False) -> Proof:
-    """A Groth16 proof for `witness` (inputs, ONE first, then aux; (n, 4) Fr Montgomery or ints)
+    """A Groth16 proof for `witness` (inputs, ONE first, then aux; (n, 4) Fr Montgomery or ints; or a
+    CuPy (n, 4) array on the device of a CUDA backend, which then stays there)
     of `r1cs` (Circuit, CompiledCircuit, PCE, ConstraintSystem or (A, B, C, num_inputs)) under
     `params` (Parameters or MappedParameters; each query vector is read when its MSM runs). Without a
     witness, a ConstraintSystem's own assignment is used. `check`: first confirm a_r b_r = c_r on the
@@ -62,6 +64,7 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
         h = backend.quotient(a, b, c)
         del a, b, c  # H replaces them (as arkworks and gnark drop them after the quotient)
     inputs, aux = w[:k], w[k:]
+    xp = array_module(w)  # a device witness (CuPy) stays on the device through the MSMs
     # witness scalars are mostly 0 and 1: the sparse MSMs let a backend split those off
     with stage("msm_h"):
         h_sum = _msm(backend.msm_g1, G1, params.h, h)
@@ -69,8 +72,8 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     with stage("msm_l"):
         l_sum = _msm(backend.msm_g1_sparse, G1, params.l, aux)
     with stage("msm_a"):
-        a_sum = _msm(backend.msm_g1_sparse, G1, params.a, np.concatenate([inputs, aux[circuit.a_aux_density]]))
-    b_scalars = np.concatenate([inputs[circuit.b_input_density], aux[circuit.b_aux_density]])
+        a_sum = _msm(backend.msm_g1_sparse, G1, params.a, xp.concatenate([inputs, aux[xp.asarray(circuit.a_aux_density)]]))
+    b_scalars = xp.concatenate([inputs[xp.asarray(circuit.b_input_density)], aux[xp.asarray(circuit.b_aux_density)]])
     with stage("msm_b_g1"):
         b1_sum = _msm(backend.msm_g1_sparse, G1, params.b_g1, b_scalars)
     with stage("msm_b_g2"):
@@ -88,10 +91,16 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
 def _witness(circuit: AnyCircuit, source) -> np.ndarray:
     if isinstance(source, ConstraintSystem):
         source = source.witness()
-    w = fr_array(source)
+    if on_device(source):  # checked for shape and ONE here; its values come from the device's own program
+        if source.dtype != np.uint64 or source.shape != (circuit.num_columns, 4):
+            raise InputError(f"a device witness must be a ({circuit.num_columns}, 4) uint64 array, got "
+                             f"{source.dtype} {source.shape}")
+        w = source
+    else:
+        w = fr_array(source)
     if w.shape[0] != circuit.num_columns:
         raise InputError(f"witness has {w.shape[0]} values, the circuit {circuit.num_columns} variables")
-    if not np.array_equal(w[0], Fr.ones(1)[0]):
+    if not np.array_equal(to_host(w[0]), Fr.ones(1)[0]):
         raise InputError("witness[0] (the constant ONE input) must be 1")
     return w
 
@@ -111,7 +120,7 @@ def _check_params(vk, lengths: dict[str, int], circuit: AnyCircuit) -> None:
 def _padded(v: np.ndarray, n: int, inputs: np.ndarray | None = None) -> np.ndarray:
     """An evaluation over the domain of n points: the circuit's m rows, then bellperson's input rows
     (x_i * 0 = 0: a = x_i for `inputs`, b = c = 0), then zeros."""
-    out = Fr.zeros(n)
+    out = array_module(v).zeros((n, 4), np.uint64)
     out[:len(v)] = v
     if inputs is not None:
         out[len(v):len(v) + len(inputs)] = inputs
@@ -121,7 +130,7 @@ def _padded(v: np.ndarray, n: int, inputs: np.ndarray | None = None) -> np.ndarr
 def _msm(fn, curve: Curve, bases: np.ndarray, scalars: np.ndarray) -> np.ndarray:
     if len(bases) == 0:
         return curve.identity(1)[0]
-    return fn(bases, np.ascontiguousarray(scalars))
+    return fn(bases, array_module(scalars).ascontiguousarray(scalars))
 
 
 def _assemble(vk, h: np.ndarray, l: np.ndarray, a: np.ndarray, b1: np.ndarray, b2: np.ndarray,

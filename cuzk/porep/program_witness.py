@@ -18,7 +18,6 @@ from cuzk.r1cs.pce import PCE
 from cuzk.r1cs.witness_program import WitnessProgram, run_cpu, seed
 
 _LOADED: dict[str, tuple[PCE, WitnessProgram]] = {}
-_ON_DEVICE: list = []  # [(program, device, DeviceWitnessProgram)]: the last program uploaded
 
 
 def free_values(w: PartitionWitness) -> tuple[np.ndarray, np.ndarray]:
@@ -66,20 +65,17 @@ def seeded_device(pce: PCE, program: WitnessProgram, shape: StackedShape, witnes
 
 
 def partition_witnesses_gpu(pce: PCE, program: WitnessProgram, shape: StackedShape,
-                            witnesses: list[PartitionWitness], inputs: list[list[int]], host: bool = True):
-    """The partitions' full witnesses computed by the program on the current CUDA device (the program
-    uploaded once per process and device): (P, ncols, 4), copied to host memory when `host`, else
-    the cupy array itself."""
+                            witnesses: list[PartitionWitness], inputs: list[list[int]], backend,
+                            host: bool = True):
+    """The partitions' full witnesses computed by the program on a GPU backend's device (its
+    run_witness_program; the program kept there): (P, ncols, 4), copied to host memory when `host`,
+    else the device array itself."""
     import cupy as cp
 
-    from cuzk.backend.cuda import witness as wcuda
-
-    device = cp.cuda.Device().id
-    if not _ON_DEVICE or _ON_DEVICE[0][0] is not program or _ON_DEVICE[0][1] != device:
-        _ON_DEVICE[:] = [(program, device, wcuda.upload_program(pce, program))]
-    w = seeded_device(pce, program, shape, witnesses, inputs)
-    wcuda.run_device(_ON_DEVICE[0][2], w, len(witnesses))
-    return cp.asnumpy(w) if host else w
+    with cp.cuda.Device(backend.device):
+        w = seeded_device(pce, program, shape, witnesses, inputs)
+        backend.run_witness_program(pce, program, w)
+        return w.get() if host else w
 
 
 def partition_witnesses_cpu(pce: PCE, program: WitnessProgram, shape: StackedShape,

@@ -20,7 +20,7 @@ METHODS = sorted(name for name, value in vars(Backend).items() if inspect.isfunc
 
 def test_interface_lists_every_step():
     assert METHODS == sorted(["evaluate", "evaluate_pce", "first_unsatisfied", "msm_g1", "msm_g2", "msm_g1_sparse", "msm_g2_sparse", "prepare_bases_g1",
-                              "prepare_bases_g2", "ntt", "intt", "coset_ntt", "coset_intt", "quotient"])
+                              "prepare_bases_g2", "ntt", "intt", "coset_ntt", "coset_intt", "quotient", "run_witness_program"])
 
 
 @pytest.mark.parametrize("cls", [CpuBackend, CudaBackend])

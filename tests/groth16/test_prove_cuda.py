@@ -26,3 +26,19 @@ def test_gpu_proofs_verify_and_tampering_fails(rows, rng):
         proof = prove(params, circuit, witness, backend=get_backend("cuda"))
         assert verify(params.vk, inputs, proof)
     assert not verify(params.vk, [inputs[0] + 1, *inputs[1:]], proof)
+
+
+def test_a_device_witness_gives_the_same_proof(rng):
+    import cupy as cp
+
+    from cuzk.groth16 import CompiledCircuit
+    from cuzk.r1cs.pce import build
+
+    cs = synthetic_circuit(3000, 2, rng)
+    params = setup(cs, rng)
+    circuit, witness = CompiledCircuit(build(cs)), cs.witness()
+    cuda = get_backend("cuda")
+    host = prove(params, circuit, witness, backend=cuda, rng=np.random.default_rng(3), check=True)
+    device = prove(params, circuit, cp.asarray(witness), backend=cuda, rng=np.random.default_rng(3), check=True)
+    assert host.to_bytes() == device.to_bytes()
+    assert verify(params.vk, Fr.to_ints(witness[1:cs.num_inputs]), device)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from cuzk import api
+from cuzk.backend import get_backend
 from cuzk.backend.cpu import CpuBackend
 from cuzk.errors import InputError
 from cuzk.porep import pce_cache
@@ -59,10 +60,10 @@ def test_gpu_witness_equals_the_cpu_witness(setting) -> None:
     pce, program, c1, shape = setting
     ws, ins = partition_witnesses(c1), api.public_inputs(c1)
     want = pw.partition_witnesses_cpu(pce, program, shape, ws, ins)
-    assert np.array_equal(pw.partition_witnesses_gpu(pce, program, shape, ws, ins), want)
+    assert np.array_equal(pw.partition_witnesses_gpu(pce, program, shape, ws, ins, get_backend("cuda")), want)
     bad = partition_witnesses(c1)
     bad[0].parent_paths[3][0].siblings[1, 2] = bad[0].parent_paths[3][0].siblings[0, 2]
-    got = pw.partition_witnesses_gpu(pce, program, shape, bad, ins)
+    got = pw.partition_witnesses_gpu(pce, program, shape, bad, ins, get_backend("cuda"))
     assert np.array_equal(got, pw.partition_witnesses_cpu(pce, program, shape, bad, ins))
     cpu = CpuBackend()
     assert cpu.first_unsatisfied(*cpu.evaluate_pce(pce, got[0])) is not None

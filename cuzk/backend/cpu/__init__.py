@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuzk.backend.base import Bases, SparseMatrix, TemplateCircuit
+from cuzk.backend.base import Bases, SparseMatrix, TemplateCircuit, WitnessProgram
 from cuzk.backend.cpu import msm as msm_cpu
 from cuzk.backend.cpu import ntt as ntt_cpu
 from cuzk.backend.cpu import pce as pce_cpu
 from cuzk.backend.cpu import spmv
+from cuzk.backend.cpu import witness as witness_cpu
 from cuzk.ff import limbs
 from cuzk.ff.domain import Domain
 from cuzk.ff.fields import Fr
@@ -25,6 +26,9 @@ class CpuBackend:
 
     def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return pce_cpu.evaluate_pce(pce, witness)
+
+    def run_witness_program(self, pce: TemplateCircuit, program: WitnessProgram, w: np.ndarray) -> None:
+        witness_cpu.run_program(pce, program, w)
 
     def first_unsatisfied(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> int | None:
         return spmv.first_unsatisfied(a, b, c)

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from cuzk.backend.base import SparseMatrix, TemplateCircuit
+from cuzk.backend.base import SparseMatrix, TemplateCircuit, WitnessProgram, check_program_witness
 from cuzk.backend.cuda import device as cuda_device
 from cuzk.backend.cuda import msm
 from cuzk.backend.cuda import ntt as ntt_cuda
 from cuzk.backend.cuda import pce as pce_cuda
 from cuzk.backend.cuda import spmv
+from cuzk.backend.cuda import witness as witness_cuda
 from cuzk.backend.cuda.device import cupy
 from cuzk.backend.cuda.memory import Residency, Stager, VramBudget, resolve_budget
 from cuzk.backend.cuda.msm import MsmInputError, MsmPlan, PreparedBases
 from cuzk.errors import VramBudgetError
+from cuzk.util.arrays import on_device
 
 
 class CudaBackend:
@@ -78,6 +80,28 @@ class CudaBackend:
         are uploaded at its first call and kept in the residency for the next ones."""
         with self._on_device():
             return pce_cuda.evaluate_pce(pce, witness, self._reserve, self.residency)
+
+    def run_witness_program(self, pce: TemplateCircuit, program: WitnessProgram, w) -> None:
+        """The program's kernels (cuzk.backend.cuda.witness) on w in place: a cupy array on this device
+        stays there; a numpy one is copied in and back. The program is uploaded at its first run, beside
+        the circuit's resident arrays, and kept (an LRU entry under the VRAM budget)."""
+        check_program_witness(pce, w)
+        with self._on_device():
+            dev = self.residency.lookup(program)
+            if dev is None:
+                dev_pce = pce_cuda.resident(pce, self._reserve, self.residency)
+                need = witness_cuda.program_bytes(program)
+                self._reserve(need, f"the witness program of a {pce.num_constraints}-row circuit")
+                dev = witness_cuda.upload_program(pce, program, dev_pce)
+                self.residency.track(dev, need)
+                self.residency.insert(program, dev)
+            if on_device(w):
+                witness_cuda.run_device(dev, w, w.shape[0])
+            else:
+                self._reserve(w.nbytes, "a witness on the device")
+                on_gpu = cupy().asarray(w)
+                witness_cuda.run_device(dev, on_gpu, w.shape[0])
+                w[...] = on_gpu.get()
 
     def first_unsatisfied(self, a, b, c) -> int | None:
         """The smallest row r with a[r] * b[r] != c[r] in Fr, or None; (n, 4) Fr arrays, numpy or cupy."""

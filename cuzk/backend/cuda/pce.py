@@ -26,6 +26,7 @@ from cuzk.backend.cuda import loader
 from cuzk.backend.cuda.device import cupy
 from cuzk.backend.cuda.memory import Residency
 from cuzk.errors import InputError
+from cuzk.util.arrays import on_device
 
 THREADS = 256  # PCE_THREADS of the kernel
 PART_FIELDS = ("cta0", "items", "k", "row", "first", "per", "aux_col", "aux_per", "in_col", "in_per", "wire_off")
@@ -143,14 +144,26 @@ def evaluate_device(dev: DevicePce, w, rows: int) -> tuple[Any, Any, Any]:
 def evaluate_pce(pce: TemplateCircuit, witness: np.ndarray, reserve: Callable[[int, str], None],
                  residency: Residency) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(A w, B w, C w), each (num_constraints, 4) Montgomery, for a (num_inputs + num_aux, 4) witness,
-    computed on the current device from the circuit's resident arrays (`resident`)."""
-    check_witness(pce, witness)
+    computed on the current device from the circuit's resident arrays (`resident`). A witness already on
+    the device (cupy) gives device outputs; a numpy one, numpy outputs."""
+    device = on_device(witness)
+    if device:
+        _check_device_witness(pce, witness)
+    else:
+        check_witness(pce, witness)
+    cp = cupy()
     rows = pce.num_constraints
     if rows == 0:
-        return tuple(np.empty((0, 4), np.uint64) for _ in range(3))
+        return tuple((cp if device else np).empty((0, 4), np.uint64) for _ in range(3))
     dev = resident(pce, reserve, residency)
-    outs = evaluate_device(dev, cupy().asarray(np.ascontiguousarray(witness)), rows)
-    return tuple(cupy().asnumpy(x) for x in outs)
+    outs = evaluate_device(dev, cp.ascontiguousarray(witness) if device else cp.asarray(np.ascontiguousarray(witness)),
+                           rows)
+    return outs if device else tuple(cp.asnumpy(x) for x in outs)
+
+
+def _check_device_witness(pce: TemplateCircuit, witness) -> None:
+    if witness.dtype != np.uint64 or witness.shape != (pce.shape[1], 4):
+        raise InputError(f"witness must be a ({pce.shape[1]}, 4) uint64 Fr array, got {witness.dtype} {witness.shape}")
 
 
 def first_unsatisfied(a, b, c, reserve: Callable[[int, str], None]) -> int | None:

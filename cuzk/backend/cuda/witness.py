@@ -95,6 +95,14 @@ class DeviceWitnessProgram:
     ncols: int
 
 
+def program_bytes(program) -> int:
+    """Device bytes upload_program adds next to the circuit's own arrays (DevicePce): the hint sides,
+    the program's arrays, the run table and each level's end of long steps."""
+    hints = sum(getattr(m, name).nbytes for m in (program.hl, program.hr) for name in pce_cuda._MATRIX_ARRAYS)
+    own = sum(x.nbytes for x in (program.steps, program.levels, program.prog_levels, program.inv, program.coeff_log2))
+    return hints + own + program.levels.nbytes + 8 * len(RUN_FIELDS) * 64
+
+
 def upload_program(pce, program, dev_pce: pce_cuda.DevicePce | None = None) -> DeviceWitnessProgram:
     """The program's and circuit's arrays copied to the current device (the circuit's from `dev_pce`
     when given, e.g. the backend's resident one). InputError for an array dtype the kernels do not read."""

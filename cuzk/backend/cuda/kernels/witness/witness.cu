@@ -8,10 +8,11 @@
 // prog_levels[t+1]; level L is steps[levels[L]:levels[L+1]], steps that only read earlier levels.
 // A level's items j < nsteps max(k, 1) P are (step s, partition p, instance i) with
 //   i = j % k, p = (j / k) % P, s = j / (k P):
-// consecutive items are consecutive instances of one step (they read its terms together).
-// Partition p's column c is element p ncols + c of w. The level's first steps, up to long_end (the
-// host puts the steps with long rows there), take a warp per item, the lanes splitting every row's
-// terms and summing over the warp with shuffles; the others a thread per item.
+// a warp takes 32 consecutive items, consecutive instances of one step (they read its terms
+// together), and the next 32 go to a warp of another block (wp_items). Partition p's column c is
+// element p ncols + c of w. The level's first steps, up to long_end (the host puts the steps with
+// long rows there), take a warp per item instead, the lanes splitting every row's terms and summing
+// over the warp with shuffles.
 //
 // A step (op, row, term, inv) reads row `row` of A, B, C (of the hint sides HL, HR for DEC_H). With
 // X.w = sum_e coeffs[cid_e] w[col_e] over the row's terms, X'.w the same without term `term` (an
@@ -156,13 +157,15 @@ __device__ __forceinline__ fr_t wp_sum(fr_t x) {
 
 // sum_e coeffs[cid_e] w[col_e] over the terms of `row` but term `skip`; with known_only, over those a
 // decomposition does not target only (on column 0, or with a coefficient other than 2^e). Lane
-// `lane` of LANES takes terms e0 + lane, e0 + lane + LANES, ...; every lane gets the sum.
+// `lane` of LANES takes terms e0 + lane, e0 + lane + LANES, ...; every lane gets the sum. (Loops over
+// terms are unrolled so that several terms' chains of loads are in flight at once.)
 template <int LANES>
 __device__ __forceinline__ fr_t wp_dot(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 row, u64 skip,
                                        bool known_only, const uint4* w, u32 lane) {
   u64 e0, e1;
   wp_terms(m, x, row, e0, e1);
   fr_t acc = {{0, 0, 0, 0, 0, 0, 0, 0}};
+#pragma unroll 4
   for (u64 e = e0 + lane; e < e1; e += LANES) {
     if (e == skip) continue;
     const long long col = wp_col(p, m, x, e);
@@ -184,6 +187,7 @@ __device__ __forceinline__ bool wp_bits(const wp_program& p, const wp_matrix& m,
   const fr_t one = wp_const(p.coeffs, 0);
   u64 e0, e1;
   wp_terms(m, x, row, e0, e1);
+#pragma unroll 4
   for (u64 e = e0 + lane; e < e1; e += LANES) {
     const long long col = wp_col(p, m, x, e);
     const int s = __ldg(p.coeff_log2 + wp_cid(m, x, e));
@@ -256,18 +260,25 @@ __device__ __forceinline__ bool wp_step(const wp_program& p, u64 s, const wp_ins
   return true;
 }
 
-// The items j < (s1 - s0) k P of steps s0 .. s1 of a level, LANES lanes each (consecutive threads;
-// the grid strides over them).
+// The items j < (s1 - s0) k P of steps s0 .. s1 of a level, LANES lanes each. The grid's warps are
+// dealt out block by block (warp slot = warp in block * gridDim.x + block), so that a level of few
+// items spreads over every SM rather than filling the first blocks; a slot takes 32 consecutive
+// items a thread each (LANES = 1) or one item (LANES = 32), then strides on by the grid's warps.
 template <int LANES>
 __device__ __forceinline__ void wp_items(const wp_program& p, const long long* run, u64 s0, u64 s1, uint4* w,
                                          u64 ncols, u32 partitions, int* error) {
   const long long k = __ldg(run + R_K), kk = k ? k : 1;
-  const u64 per = (u64)kk * partitions, n = (s1 - s0) * per * LANES, lane = threadIdx.x % LANES;
-  for (u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x; g < n; g += (u64)gridDim.x * blockDim.x) {
-    const u64 j = g / LANES, s = j / per, q = j - s * per, part = q / kk, i = q - part * kk;
+  const u64 per = (u64)kk * partitions, n = (s1 - s0) * per, warps = (u64)gridDim.x * (blockDim.x / 32);
+  const u32 lane = threadIdx.x % 32;
+  for (u64 g = (u64)(threadIdx.x / 32) * gridDim.x + blockIdx.x; g * (32 / LANES) < n; g += warps) {
+    const u64 j = LANES == 32 ? g : 32 * g + lane;
+    if (j >= n) continue;
+    const u64 s = j / per, q = j - s * per, part = q / kk, i = q - part * kk;
     const wp_inst x = {k, __ldg(run + R_AUX_COL) + (long long)i * __ldg(run + R_AUX_PER),
-                       __ldg(run + R_IN_COL) + (long long)i * __ldg(run + R_IN_PER), __ldg(run + R_WIRE_OFF) + (long long)i};
-    if (!wp_step<LANES>(p, s0 + s, x, w + 2 * part * ncols, lane) && lane == 0) atomicExch(error, 1);
+                       __ldg(run + R_IN_COL) + (long long)i * __ldg(run + R_IN_PER),
+                       __ldg(run + R_WIRE_OFF) + (long long)i};
+    if (!wp_step<LANES>(p, s0 + s, x, w + 2 * part * ncols, LANES == 32 ? lane : 0) && (LANES == 1 || lane == 0))
+      atomicExch(error, 1);
   }
 }
 
