@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from cuzk.backend.base import DEC_A, DEC_C, DEC_H, SOLVE_A, SOLVE_C, check_program_witness
+from cuzk.backend.cpu.pce import _term
 from cuzk.errors import SynthesisError
 from cuzk.ff import limbs
 
@@ -28,15 +29,6 @@ def _col(v, aux0, in0, wire_off, k, i, wire_cols):
     if kind == 2:
         return in0 + index
     return np.int64(wire_cols[wire_off + index * k + i])
-
-
-@njit(inline="always")
-def _term(acc, x, cid, coeffs):
-    if cid == 0:
-        return limbs.fr_add(acc, x)
-    if cid == 1:
-        return limbs.fr_sub(acc, x)
-    return limbs.fr_add(acc, limbs.fr_mul(limbs.fr_load(coeffs[cid]), x))
 
 
 @njit(inline="always")
