@@ -33,6 +33,7 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=1)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--gadgets", action="store_true", help="also time the gadgets' witness-mode synthesis (peer)")
+    ap.add_argument("--grids", default="0", help="cooperative grid caps to time, comma separated (0: all resident)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     backends = args.backends.split(",")
@@ -78,7 +79,8 @@ def main() -> None:
         from cuzk.backend.cuda import witness as wcuda
 
         dev = wcuda.upload_program(pce, program)
-        for cooperative in (True, False):
+        modes = [(True, int(g)) for g in args.grids.split(",")] + [(False, 0)]
+        for cooperative, grid in modes:
             times, seeds = [], []
             for rep in range(args.reps + 1):
                 cp.cuda.Device().synchronize()
@@ -88,7 +90,7 @@ def main() -> None:
                 seeds.append((time.perf_counter() - t) * 1e3)
                 start, end = cp.cuda.Event(), cp.cuda.Event()
                 start.record()
-                wcuda.run_device(dev, w, P, cooperative)
+                wcuda.run_device(dev, w, P, cooperative, grid or None)
                 end.record()
                 end.synchronize()
                 times.append(cp.cuda.get_elapsed_time(start, end))
@@ -100,7 +102,7 @@ def main() -> None:
             rows.append({**base, "backend": "cuda", "device": device_name("cuda"), "ms": round(float(np.median(times)) / P, 2),
                          "stat": "median", "peer": "the witness program on the host's cores (this run's cpu line)",
                          "peer_ms": rows[0]["ms"], "peak_vram_gib": round(cp.get_default_memory_pool().total_bytes() / 2**30, 2),
-                         "seed_ms": round(float(np.median(seeds)), 1), "mode": "cooperative" if cooperative else "per-level",
+                         "seed_ms": round(float(np.median(seeds)), 1), "mode": ("cooperative" + (f", grid {grid}" if grid else "")) if cooperative else "per-level",
                          "note": f"{'one cooperative launch' if cooperative else 'one launch per level'}, "
                                  f"{P} partition(s) at once, ms per partition (CUDA events, {len(times)} runs after a "
                                  "first that is compared with the CPU witness: equal); seed_ms: inputs and free values "

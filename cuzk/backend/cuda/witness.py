@@ -132,10 +132,12 @@ def upload_program(pce, program, dev_pce: pce_cuda.DevicePce | None = None) -> D
                                 program.levels, long_end, pce.num_inputs + pce.num_aux)
 
 
-def run_device(dev: DeviceWitnessProgram, w, partitions: int, cooperative: bool = True) -> None:
+def run_device(dev: DeviceWitnessProgram, w, partitions: int, cooperative: bool = True,
+               grid: int | None = None) -> None:
     """Run the program in place on w, a C-contiguous cupy (partitions, ncols, 4) uint64 array on the
     current device whose inputs and free values are set: the plain program, then each block's
-    instances. SynthesisError when a decomposition does not fit its value."""
+    instances. SynthesisError when a decomposition does not fit its value. `grid` caps the
+    cooperative launch's blocks (default: all that can be resident)."""
     cp = cupy()
     if not isinstance(w, cp.ndarray) or w.shape != (partitions, dev.ncols, 4) or w.dtype != cp.uint64 \
             or not w.flags.c_contiguous:
@@ -145,7 +147,8 @@ def run_device(dev: DeviceWitnessProgram, w, partitions: int, cooperative: bool 
     if cooperative:
         kernel = loader.function("witness_program").kernel
         per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.ptr, THREADS, 0)
-        grid = per_sm * info(cp.cuda.Device().id).sm_count
+        resident = per_sm * info(cp.cuda.Device().id).sm_count
+        grid = min(grid or resident, resident)
         barrier = cp.zeros(1, cp.uint32)
         kernel((grid,), (THREADS,), (dev.args, np.uint32(0), np.uint32(len(dev.runs)), w, *tail, barrier),
                enable_cooperative_groups=True)

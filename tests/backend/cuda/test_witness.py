@@ -126,7 +126,7 @@ def test_every_op_matches_the_cpu(ops, partitions, cooperative, long_terms, monk
     if long_terms is not None:
         monkeypatch.setattr(witness_cuda, "LONG_TERMS", long_terms)
     stats = program.stats()
-    assert all(stats[name] > 0 for name in wp.OP_NAMES), stats
+    assert all(stats[name] > 0 for name in wp.WITNESS_OPS), stats
     assert not np.array_equal(start, want)
     check(pce, program, start[:partitions], want[:partitions], cooperative)
     assert np.array_equal(witness_cuda.run(pce, program, start[0], cooperative), want[0])  # one (ncols, 4) witness

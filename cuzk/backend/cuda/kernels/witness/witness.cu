@@ -155,6 +155,18 @@ __device__ __forceinline__ fr_t wp_sum(fr_t x) {
   return x;
 }
 
+// 0 for the value 0, 1 for Fr one (coeffs[0], Montgomery), 2 for anything else.
+__device__ __forceinline__ int wp_kind(const fr_t& y, const uint4* __restrict__ coeffs) {
+  const fr_t one = wp_const(coeffs, 0);
+  u32 zero = 0, diff = 0;
+#pragma unroll
+  for (int q = 0; q < 8; q++) {
+    zero |= y.v[q];
+    diff |= y.v[q] ^ one.v[q];
+  }
+  return zero == 0 ? 0 : diff == 0 ? 1 : 2;
+}
+
 // sum_e coeffs[cid_e] w[col_e] over the terms of `row` but term `skip`; with known_only, over those a
 // decomposition does not target only (on column 0, or with a coefficient other than 2^e). Lane
 // `lane` of LANES takes terms e0 + lane, e0 + lane + LANES, ...; every lane gets the sum. (Loops over
@@ -172,10 +184,18 @@ __device__ __forceinline__ fr_t wp_dot(const wp_program& p, const wp_matrix& m, 
     const u32 id = wp_cid(m, x, e);
     if (known_only && col != 0 && __ldg(p.coeff_log2 + id) >= 0) continue;
     const fr_t y = wp_get(w, col);
-    acc = id == 0 ? fr_add(acc, y) : id == 1 ? fr_sub(acc, y) : fr_add(acc, fr_mul(wp_const(p.coeffs, id), y));
+    const int kind = wp_kind(y, p.coeffs);  // most values are bits: 0 adds nothing, 1 adds the coefficient
+    if (kind == 0) continue;
+    if (kind == 1) {
+      acc = id == 1 ? fr_sub(acc, y) : fr_add(acc, id == 0 ? y : wp_const(p.coeffs, id));
+    } else {
+      acc = id == 0 ? fr_add(acc, y) : id == 1 ? fr_sub(acc, y) : fr_add(acc, fr_mul(wp_const(p.coeffs, id), y));
+    }
   }
   return wp_sum<LANES>(acc);
 }
+
+
 
 // Each target of `row` (off column 0, coefficient 2^s) gets bit s of v's canonical integer (Fr one or
 // zero), the bit then cleared so that it is taken once (the lanes split the targets, whose exponents
