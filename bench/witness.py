@@ -21,6 +21,7 @@ import numpy as np
 
 from bench.common import device_name, peak_rss_gib, print_table, record
 from cuzk import api
+from cuzk.backend.cpu import CpuBackend
 from cuzk.porep import program_witness as pw
 from cuzk.porep.circuit import StackedShape, circuit, partition_witnesses
 from cuzk.porep.synthetic import synthetic_c1
@@ -39,7 +40,8 @@ def main() -> None:
     backends = args.backends.split(",")
 
     t = time.perf_counter()
-    pce, program = pw.compiled(args.proof, progress=True)
+    circuit = pw.compiled(args.proof, progress=True)
+    pce, program = circuit.pce, circuit.program
     load_ms = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     c1 = synthetic_c1(args.proof, prover_id=bytes(range(32)), sector_id=1, ticket=b"\x05" * 32, seed=b"\x06" * 32,
@@ -48,6 +50,8 @@ def main() -> None:
     shape = StackedShape.from_config(c1.config)
     P = min(args.partitions, c1.config.partitions)
     ws, ins = partition_witnesses(c1)[:P], api.public_inputs(c1)[:P]
+    packs = [pw.pack(shape, w, x) for w, x in zip(ws, ins)]
+    cpu = CpuBackend()
     m = pce.num_constraints
     stats = program.stats()
     base = {"bench": "witness", "n": m, "proof": args.proof, "partitions": P, "steps": stats["steps"],
@@ -57,7 +61,7 @@ def main() -> None:
     cpu_ms = []
     for _ in range(args.reps):
         t = time.perf_counter()
-        ref = pw.partition_witnesses_cpu(pce, program, shape, ws, ins)
+        ref = pw.expand(circuit, packs, cpu)
         cpu_ms.append((time.perf_counter() - t) * 1e3)
     cpu_ms = cpu_ms[1:] if len(cpu_ms) > 1 else cpu_ms  # the first run may compile (numba cache)
     peer = peer_ms = None
@@ -85,7 +89,7 @@ def main() -> None:
             for rep in range(args.reps + 1):
                 cp.cuda.Device().synchronize()
                 t = time.perf_counter()
-                w = pw.seeded_device(pce, program, shape, ws, ins)
+                w = pw.seeded_device(pce, program, packs)
                 cp.cuda.Device().synchronize()
                 seeds.append((time.perf_counter() - t) * 1e3)
                 start, end = cp.cuda.Event(), cp.cuda.Event()

@@ -100,18 +100,11 @@ def public_inputs(c1: C1Output) -> list[list[int]]:
             for k in range(config.partitions)]
 
 
-_CIRCUITS: dict[StackedShape, CompiledCircuit] = {}
-
-
 def partition_circuit(config: PoRepConfig, progress: bool = True) -> CompiledCircuit:
-    """The partition circuit of this PoRep config as its PCE (cuzk.porep.pce_cache.load_compiled: read
-    from its cache file, or built and cached on first use, saying so when `progress`); the last one
-    loaded is kept for the process."""
-    shape = StackedShape.from_config(config)
-    if shape not in _CIRCUITS:
-        _CIRCUITS.clear()
-        _CIRCUITS[shape] = CompiledCircuit(program_witness.compiled(config, progress)[0])
-    return _CIRCUITS[shape]
+    """The partition circuit of this PoRep config as its PCE with its witness program
+    (cuzk.porep.program_witness.compiled: read from its cache file, or built and cached on first use,
+    saying so when `progress`); the last one loaded is kept for the process."""
+    return program_witness.compiled(config, progress)
 
 
 def prove(source: Source, seed: bytes | None = None, *, backend: str | Backend = "auto",
@@ -148,17 +141,13 @@ def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backen
     say.mark(f"parameters ({loaded.files.describe()})")
 
     inputs = public_inputs(c1)
-    pce, program = program_witness.compiled(c1.config)  # loaded with the circuit above
-
     on_gpu = be.name == "cuda"
 
     def witnesses() -> Iterable[np.ndarray]:
         for k, w in enumerate(partition_witnesses(c1)):
             t = time.perf_counter()
-            if on_gpu:
-                out = program_witness.partition_witnesses_gpu(pce, program, shape, [w], inputs[k:k + 1], be, host=False)[0]
-            else:
-                out = program_witness.partition_witnesses_cpu(pce, program, shape, [w], inputs[k:k + 1])[0]
+            packed = program_witness.pack(shape, w, inputs[k])
+            out = program_witness.expand(circuit, [packed], be, host=not on_gpu)[0]
             timings[f"witness.{k}"] = time.perf_counter() - t
             yield out
 

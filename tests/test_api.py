@@ -207,14 +207,16 @@ def test_prove_builds_the_pce_on_first_use_and_says_so(sealed, cache, monkeypatc
         raise Stop
 
     monkeypatch.setattr(api, "load_or_generate", stop)  # the setup is not this test's business
-    monkeypatch.setattr(api, "_CIRCUITS", {})
+    from cuzk.porep import program_witness
+
+    monkeypatch.setattr(program_witness, "_LOADED", {})
     with pytest.raises(Stop):
         api.prove_c1(sealed["c1"], backend="cpu", progress=True)
     err = capsys.readouterr().err
     path = pce_cache.path_of("StackedDrg2KiBV1_1")
     assert "building the PCE of the porep-64n-2l-2c-r8-0-0 partition circuit once" in err and str(path) in err
     assert path.is_file()
-    api._CIRCUITS.clear()
+    program_witness._LOADED.clear()
     with pytest.raises(Stop):
         api.prove_c1(sealed["c1"], backend="cpu", progress=True)
     assert "building the PCE" not in capsys.readouterr().err

@@ -51,11 +51,12 @@ from cuzk.engine.config import EngineConfig
 from cuzk.errors import CuzkError, InputError, ProofVerificationError, UnsatisfiedConstraintError
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import AnyCircuit, CompiledCircuit, Proof
-from cuzk.porep import pce_cache
+from cuzk.porep import pce_cache, program_witness
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.graph import SdrGraph
 from cuzk.porep.params_cache import LoadedParams, load_or_generate, porep_stem
 from cuzk.porep.public_inputs import partition_public_inputs
+from cuzk.util.arrays import to_host
 
 log = logging.getLogger("cuzk.engine")
 SYNTHESIS_GUESS_FACTOR = 8
@@ -89,11 +90,13 @@ class Resident:
 
 
 def resident_bytes(circuit: AnyCircuit, params: LoadedParams) -> int:
-    """Host bytes a resident circuit holds: PCE arrays (a flat circuit's CSRs) and decoded vectors."""
+    """Host bytes a resident circuit holds: PCE arrays and witness program (a flat circuit's CSRs) and
+    decoded vectors."""
     lengths = params.params.lengths()
     vectors = 96 * (sum(lengths.values()) - lengths["b_g2"]) + 192 * lengths["b_g2"]
     if isinstance(circuit, CompiledCircuit):
-        return vectors + circuit.pce.nbytes
+        program = 0 if circuit.program is None else sum(a.nbytes for a in circuit.program.to_arrays().values())
+        return vectors + circuit.pce.nbytes + program
     return vectors + sum(a.nbytes for m in circuit.matrices() for a in (m.indptr, m.indices, m.coeff_ids))
 
 
@@ -108,9 +111,10 @@ class CircuitSpec:
 @dataclass(frozen=True)
 class Task:
     """One partition: `synthesize` (picklable: it runs in a worker process) returns its witness as
-    (variables, 4) Montgomery Fr; `inputs` are the public inputs it must carry (without ONE)."""
+    (variables, 4) Montgomery Fr, or a PackedWitness that the GPU worker expands by the circuit's
+    witness program on its backend; `inputs` are the public inputs it must carry (without ONE)."""
 
-    synthesize: Callable[[], np.ndarray]
+    synthesize: Callable[[], np.ndarray | program_witness.PackedWitness]
     inputs: Sequence[int]
 
 
@@ -426,7 +430,11 @@ class Engine:
         job.partition_state[k] = "proving"
         self._event(job, k, "gpu_start")
         w, x = item.witness, list(job.tasks[k].inputs)
-        if Fr.to_ints(w[1:res.circuit.num_inputs]) != x:
+        if isinstance(w, program_witness.PackedWitness):
+            t = time.perf_counter()
+            w = program_witness.expand(res.circuit, [w], backend, host=False)[0]
+            job.timings[f"witness.{k}"] = time.perf_counter() - t
+        if Fr.to_ints(to_host(w[1:res.circuit.num_inputs])) != x:
             raise InputError(f"{job.id} partition {k}: the witness's public inputs differ from the expected ones")
         try:
             proof = groth16.prove(res.params.params, res.circuit, w, backend, check=True)
@@ -463,7 +471,7 @@ def porep_spec(c1: C1Output) -> CircuitSpec:
     proof = c1.registered_proof
 
     def load() -> tuple[AnyCircuit, LoadedParams]:
-        circuit = CompiledCircuit(pce_cache.load_or_build(proof.name, progress=False))
+        circuit = program_witness.compiled(proof.name)
         return circuit, load_or_generate(porep_stem(proof.sector_size), circuit, progress=False, keep=True)
 
     return CircuitSpec(pce_cache.identity(proof.name)["shape"], load)
@@ -471,8 +479,8 @@ def porep_spec(c1: C1Output) -> CircuitSpec:
 
 @dataclass(frozen=True)
 class _PorepWitness:
-    """One partition's witness from its vanilla proofs and public inputs, by the circuit's witness
-    program (cuzk.porep.program_witness)."""
+    """One partition's packed witness (cuzk.porep.program_witness: its vanilla data and public inputs),
+    which the GPU worker expands by the circuit's witness program on its backend."""
 
     proof: str
     replica_id: Any
@@ -481,14 +489,11 @@ class _PorepWitness:
     vanilla: Any
     inputs: tuple[int, ...]
 
-    def __call__(self) -> np.ndarray:
-        from cuzk.porep import program_witness
+    def __call__(self) -> program_witness.PackedWitness:
         from cuzk.porep.circuit import PartitionWitness
 
         w = PartitionWitness.from_vanilla(self.replica_id, self.comm_d, self.comm_r, self.vanilla)
-        pce, program = program_witness.compiled(self.proof)
-        return program_witness.partition_witnesses_cpu(pce, program, pce_cache.shape_of(self.proof), [w],
-                                                       [list(self.inputs)])[0]
+        return program_witness.pack(pce_cache.shape_of(self.proof), w, list(self.inputs))
 
 
 def _rss(pid: int | str = "self") -> int:

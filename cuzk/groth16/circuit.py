@@ -14,7 +14,7 @@ dense variables, inputs first.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -23,6 +23,7 @@ from cuzk.backend import Backend
 from cuzk.errors import InputError
 from cuzk.ff.domain import Domain
 from cuzk.r1cs import CSR, PCE, ConstraintSystem
+from cuzk.r1cs.witness_program import WitnessProgram
 
 
 class _Qap:
@@ -106,9 +107,11 @@ class Circuit(_Qap):
 @dataclass(frozen=True)
 class CompiledCircuit(_Qap):
     """A circuit in template form (cuzk.r1cs.pce.PCE): evaluated by the backend straight from the
-    templates; the flat matrices are expanded only when asked for (setup)."""
+    templates; the flat matrices are expanded only when asked for (setup). `program`: its witness
+    program (cuzk.r1cs.witness_program), when the witness is computed from packed inputs."""
 
     pce: PCE
+    program: WitnessProgram | None = field(default=None, compare=False)
 
     @property
     def num_constraints(self) -> int:

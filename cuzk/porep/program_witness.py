@@ -8,16 +8,19 @@ tree_c path's siblings, then the comm_r_last path's and the comm_c path's siblin
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from cuzk.errors import InputError
 from cuzk.ff.fields import Fr
+from cuzk.groth16.circuit import CompiledCircuit
 from cuzk.porep.circuit import PartitionWitness, StackedShape
 from cuzk.porep.registry import DEGREE
 from cuzk.r1cs.pce import PCE
-from cuzk.r1cs.witness_program import WitnessProgram, run_cpu, seed
+from cuzk.r1cs.witness_program import WitnessProgram, seed
 
-_LOADED: dict[str, tuple[PCE, WitnessProgram]] = {}
+_LOADED: dict[str, CompiledCircuit] = {}
 
 
 def free_values(w: PartitionWitness) -> tuple[np.ndarray, np.ndarray]:
@@ -30,70 +33,91 @@ def free_values(w: PartitionWitness) -> tuple[np.ndarray, np.ndarray]:
     return Fr.from_ints([w.comm_r_last, w.comm_c]), np.concatenate(parts, axis=1)
 
 
-def seeded(pce: PCE, program: WitnessProgram, shape: StackedShape, witnesses: list[PartitionWitness],
-           inputs: list[list[int]]) -> np.ndarray:
-    """(P, ncols, 4): the partitions' public inputs (without ONE, as public_inputs gives them) and free
-    values in place, the rest zero: what the program starts from."""
-    if pce.blocks.shape[0] != 1 or len(witnesses) != len(inputs):
-        raise InputError("a PoRep witness program has one block of challenges and one input vector per partition")
-    for w in witnesses:
-        w.check(shape)
-    ins = np.stack([Fr.from_ints([1, *x]) for x in inputs])
-    free = [free_values(w) for w in witnesses]
-    return seed(pce, program, ins, np.stack([f[0] for f in free]), [np.stack([f[1] for f in free])])
+@dataclass(frozen=True)
+class PackedWitness:
+    """What one partition's witness is computed from, a few hundred values per challenge (what a
+    synthesis process hands a GPU worker): the public inputs with ONE first ((num_inputs, 4)), the top
+    level's free values ((nfree, 4)) and the challenges' ((K, nfree, 4)), Montgomery."""
+
+    inputs: np.ndarray
+    plain_free: np.ndarray
+    block_free: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return self.inputs.nbytes + self.plain_free.nbytes + self.block_free.nbytes
 
 
-def seeded_device(pce: PCE, program: WitnessProgram, shape: StackedShape, witnesses: list[PartitionWitness],
-                  inputs: list[list[int]]):
+def pack(shape: StackedShape, w: PartitionWitness, inputs: list[int]) -> PackedWitness:
+    """One partition's PackedWitness from its vanilla data and public inputs (without ONE)."""
+    w.check(shape)
+    if len(inputs) != shape.num_inputs - 1:
+        raise InputError(f"a partition has {shape.num_inputs - 1} public inputs, got {len(inputs)}")
+    plain, per = free_values(w)
+    return PackedWitness(Fr.from_ints([1, *inputs]), plain, per)
+
+
+def _layout(pce: PCE, program: WitnessProgram, packs: list[PackedWitness]) -> np.ndarray:
+    """The columns of the challenges' free values, (K * nfree,); checks that the packs fit the circuit."""
+    if pce.blocks.shape[0] != 1:
+        raise InputError("a PoRep witness program has one block of challenges")
+    t, k, aux_col, aux_per = (int(pce.blocks[0, j]) for j in (0, 1, 3, 4))
+    free = program.free_tpl[program.free_tpl_ptr[t]:program.free_tpl_ptr[t + 1]]
+    for p in packs:
+        if p.inputs.shape != (pce.num_inputs, 4) or p.plain_free.shape != (program.free_plain.shape[0], 4) \
+                or p.block_free.shape != (k, free.shape[0], 4):
+            raise InputError("packed witness values do not fit the circuit's witness program")
+    return (aux_col + np.arange(k)[:, None] * aux_per + free[None, :]).reshape(-1)
+
+
+def seeded(pce: PCE, program: WitnessProgram, packs: list[PackedWitness]) -> np.ndarray:
+    """(P, ncols, 4): the packs' inputs and free values in place, the rest zero: what the program
+    starts from."""
+    _layout(pce, program, packs)
+    return seed(pce, program, np.stack([p.inputs for p in packs]), np.stack([p.plain_free for p in packs]),
+                [np.stack([p.block_free for p in packs])])
+
+
+def seeded_device(pce: PCE, program: WitnessProgram, packs: list[PackedWitness]):
     """`seeded` built on the current CUDA device: zeros there, then only the inputs and free values
     copied in (the witness itself is never in host memory). A cupy (P, ncols, 4) uint64 array."""
     import cupy as cp
 
-    if pce.blocks.shape[0] != 1 or len(witnesses) != len(inputs):
-        raise InputError("a PoRep witness program has one block of challenges and one input vector per partition")
-    for w in witnesses:
-        w.check(shape)
-    free = [free_values(w) for w in witnesses]
-    out = cp.zeros((len(witnesses), pce.num_inputs + pce.num_aux, 4), cp.uint64)
-    out[:, :pce.num_inputs] = cp.asarray(np.stack([Fr.from_ints([1, *x]) for x in inputs]))
-    out[:, cp.asarray(program.free_plain)] = cp.asarray(np.stack([f[0] for f in free]))
-    t, k, aux_col, aux_per = (int(pce.blocks[0, j]) for j in (0, 1, 3, 4))
-    tpl_free = program.free_tpl[program.free_tpl_ptr[t]:program.free_tpl_ptr[t + 1]]
-    cols = aux_col + np.arange(k)[:, None] * aux_per + tpl_free[None, :]
-    out[:, cp.asarray(cols.reshape(-1))] = cp.asarray(np.stack([f[1] for f in free]).reshape(len(free), -1, 4))
+    cols = _layout(pce, program, packs)
+    out = cp.zeros((len(packs), pce.num_inputs + pce.num_aux, 4), cp.uint64)
+    out[:, :pce.num_inputs] = cp.asarray(np.stack([p.inputs for p in packs]))
+    out[:, cp.asarray(program.free_plain)] = cp.asarray(np.stack([p.plain_free for p in packs]))
+    out[:, cp.asarray(cols)] = cp.asarray(np.stack([p.block_free.reshape(-1, 4) for p in packs]))
     return out
 
 
-def partition_witnesses_gpu(pce: PCE, program: WitnessProgram, shape: StackedShape,
-                            witnesses: list[PartitionWitness], inputs: list[list[int]], backend,
-                            host: bool = True):
-    """The partitions' full witnesses computed by the program on a GPU backend's device (its
-    run_witness_program; the program kept there): (P, ncols, 4), copied to host memory when `host`,
-    else the device array itself."""
+def expand(circuit: CompiledCircuit, packs: list[PackedWitness], backend, host: bool = True):
+    """The partitions' full witnesses from their packs by the circuit's witness program
+    (a CompiledCircuit with `program`) on `backend`: (P, ncols, 4); on a CUDA backend computed on its
+    device and left there unless `host`."""
+    pce, program = circuit.pce, circuit.program
+    if program is None:
+        raise InputError("this circuit carries no witness program")
+    if backend.name != "cuda":
+        w = seeded(pce, program, packs)
+        backend.run_witness_program(pce, program, w)
+        return w
     import cupy as cp
 
     with cp.cuda.Device(backend.device):
-        w = seeded_device(pce, program, shape, witnesses, inputs)
+        w = seeded_device(pce, program, packs)
         backend.run_witness_program(pce, program, w)
         return w.get() if host else w
 
 
-def partition_witnesses_cpu(pce: PCE, program: WitnessProgram, shape: StackedShape,
-                            witnesses: list[PartitionWitness], inputs: list[list[int]]) -> np.ndarray:
-    """(P, ncols, 4): the full witnesses of the partitions, computed by the program on all cores."""
-    w = seeded(pce, program, shape, witnesses, inputs)
-    run_cpu(pce, program, w)
-    return w
-
-
-def compiled(proof, progress: bool = False) -> tuple[PCE, WitnessProgram]:
-    """The PCE and witness program of a registered proof's partition circuit (or PoRepConfig), loaded
-    once per process (cuzk.porep.pce_cache.load_compiled: built and cached on first use, saying so when
-    `progress`)."""
+def compiled(proof, progress: bool = False) -> CompiledCircuit:
+    """The partition circuit of a registered proof (or PoRepConfig) as its PCE with its witness
+    program, loaded once per process (cuzk.porep.pce_cache.load_compiled: built and cached on first
+    use, saying so when `progress`)."""
     from cuzk.porep import pce_cache
 
     key = pce_cache.identity(proof)["shape"]
     if key not in _LOADED:
         _LOADED.clear()
-        _LOADED[key] = pce_cache.load_compiled(proof, progress=progress)
+        _LOADED[key] = CompiledCircuit(*pce_cache.load_compiled(proof, progress=progress))
     return _LOADED[key]

@@ -11,9 +11,9 @@ from cuzk import api
 from cuzk.backend import get_backend
 from cuzk.backend.cpu import CpuBackend
 from cuzk.errors import InputError
-from cuzk.porep import pce_cache
 from cuzk.porep import program_witness as pw
-from cuzk.porep.circuit import StackedShape, circuit, partition_witnesses
+from cuzk.porep.circuit import StackedShape, partition_witnesses
+from cuzk.porep.circuit import circuit as stacked_circuit
 from cuzk.porep.synthetic import synthetic_c1
 
 PROOF = "StackedDrg2KiBV1_1"
@@ -21,57 +21,61 @@ PROOF = "StackedDrg2KiBV1_1"
 
 @pytest.fixture(scope="module")
 def setting():
-    pce, program = pce_cache.load_compiled(PROOF, progress=False)
+    circuit = pw.compiled(PROOF)
     c1 = synthetic_c1(PROOF, prover_id=bytes(range(32)), sector_id=3, ticket=b"\x07" * 32, seed=b"\x09" * 32,
                       rng=np.random.default_rng(11), progress=False)
-    return pce, program, c1, StackedShape.from_config(c1.config)
+    return circuit, c1, StackedShape.from_config(c1.config)
+
+
+def packs(shape, ws, ins):
+    return [pw.pack(shape, w, x) for w, x in zip(ws, ins)]
 
 
 def test_program_witness_equals_the_gadget_witness(setting) -> None:
-    pce, program, c1, shape = setting
+    circuit, c1, shape = setting
     ws, ins = partition_witnesses(c1), api.public_inputs(c1)
     plain, per = pw.free_values(ws[0])
-    assert program.num_free == (plain.shape[0], per.shape[1])
-    got = pw.partition_witnesses_cpu(pce, program, shape, ws, ins)
-    want = circuit(shape, ws[0], mode="witness").witness()
+    assert circuit.program.num_free == (plain.shape[0], per.shape[1])
+    got = pw.expand(circuit, packs(shape, ws, ins), CpuBackend())
+    want = stacked_circuit(shape, ws[0], mode="witness").witness()
     assert got.shape == (len(ws), *want.shape)
     assert np.array_equal(got[0], want)
 
 
 def test_a_tampered_sibling_fails_the_check(setting) -> None:
-    pce, program, c1, shape = setting
+    circuit, c1, shape = setting
     w = partition_witnesses(c1)[0]
     w.parent_paths[3][0].siblings[1, 2] = w.parent_paths[3][0].siblings[0, 2]  # challenge 1, parent 3, level 0
-    got = pw.partition_witnesses_cpu(pce, program, shape, [w], api.public_inputs(c1)[:1])[0]
     cpu = CpuBackend()
-    assert cpu.first_unsatisfied(*cpu.evaluate_pce(pce, got)) is not None
+    got = pw.expand(circuit, packs(shape, [w], api.public_inputs(c1)[:1]), cpu)[0]
+    assert cpu.first_unsatisfied(*cpu.evaluate_pce(circuit.pce, got)) is not None
 
 
 def test_free_values_refuse_another_shape(setting) -> None:
-    pce, program, c1, shape = setting
+    circuit, c1, shape = setting
     w = partition_witnesses(c1)[0]
     with pytest.raises(InputError, match="challenges"):
-        pw.seeded(pce, program, StackedShape(shape.nodes, shape.layers, shape.challenges + 1, shape.tree_r), [w],
-                  api.public_inputs(c1)[:1])
+        pw.pack(StackedShape(shape.nodes, shape.layers, shape.challenges + 1, shape.tree_r), w, api.public_inputs(c1)[0])
+    with pytest.raises(InputError, match="public inputs"):
+        pw.pack(shape, w, api.public_inputs(c1)[0][:-1])
 
 
 @pytest.mark.gpu
 def test_gpu_witness_equals_the_cpu_witness(setting) -> None:
-    pce, program, c1, shape = setting
+    circuit, c1, shape = setting
     ws, ins = partition_witnesses(c1), api.public_inputs(c1)
-    want = pw.partition_witnesses_cpu(pce, program, shape, ws, ins)
-    assert np.array_equal(pw.partition_witnesses_gpu(pce, program, shape, ws, ins, get_backend("cuda")), want)
+    cpu, cuda = CpuBackend(), get_backend("cuda")
+    assert np.array_equal(pw.expand(circuit, packs(shape, ws, ins), cuda), pw.expand(circuit, packs(shape, ws, ins), cpu))
     bad = partition_witnesses(c1)
     bad[0].parent_paths[3][0].siblings[1, 2] = bad[0].parent_paths[3][0].siblings[0, 2]
-    got = pw.partition_witnesses_gpu(pce, program, shape, bad, ins, get_backend("cuda"))
-    assert np.array_equal(got, pw.partition_witnesses_cpu(pce, program, shape, bad, ins))
-    cpu = CpuBackend()
-    assert cpu.first_unsatisfied(*cpu.evaluate_pce(pce, got[0])) is not None
+    got = pw.expand(circuit, packs(shape, bad, ins), cuda)
+    assert np.array_equal(got, pw.expand(circuit, packs(shape, bad, ins), cpu))
+    assert cpu.first_unsatisfied(*cpu.evaluate_pce(circuit.pce, got[0])) is not None
 
 
 @pytest.mark.gpu
 @pytest.mark.slow
 def test_a_proof_from_the_gpu_witness_verifies(setting) -> None:
-    c1 = setting[2]
+    c1 = setting[1]
     result = api.prove_c1(c1, backend="cuda", progress=False)
     assert api.verify(c1, result.proof)
