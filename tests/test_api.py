@@ -221,3 +221,24 @@ def test_prove_builds_the_pce_on_first_use_and_says_so(sealed, cache, monkeypatc
         api.prove_c1(sealed["c1"], backend="cpu", progress=True)
     assert "building the PCE" not in capsys.readouterr().err
     assert api.partition_circuit(sealed["c1"].config).num_constraints == 2_687_921
+
+
+@pytest.mark.slow
+def test_cuzk_prove_runs_on_the_process_wide_engine(sealed, monkeypatch):
+    """cuzk.prove hands the C1 to the process-wide engine: the proof verifies, and a second proof in
+    the process reuses the resident circuit and parameters (no second load, no setup)."""
+    from cuzk.engine.engine import default_engine, porep_spec
+
+    first = cuzk.prove(sealed["sector"], sealed["seed"], backend="cpu", progress=False)
+    assert len(first) == 192 and cuzk.verify(sealed["sector"], first, sealed["seed"])
+    engine = default_engine("cpu")
+    assert default_engine("cpu") is engine and len(engine.resident) == 1
+    spec = porep_spec(sealed["c1"])
+    resident = engine.preload(spec)
+
+    def no_setup(*args, **kwargs):
+        raise AssertionError("the second prove ran a setup")
+    monkeypatch.setattr(params_cache, "setup", no_setup)
+    second = cuzk.prove(sealed["c1"], backend="cpu", progress=False)
+    assert second != first and cuzk.verify(sealed["c1"], second)
+    assert engine.preload(spec) is resident and len(engine.resident) == 1

@@ -59,6 +59,8 @@ from cuzk.util.sizes import parse_bytes
 GIB = 1 << 30
 CURIO_KEYS = {"memory.total_budget": "memory.host_cap", "memory.safety_margin": "memory.host_margin"}
 
+CONFIG_ENV = "CUZK_CONFIG"  # the configuration file the process-wide engine reads, when set
+
 
 @dataclass(frozen=True)
 class GpuConfig:

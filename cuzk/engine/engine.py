@@ -17,14 +17,18 @@ Host RAM, all of it reserved from one budget: the engine process as it starts, a
 since (see _settle); each synthesis process's resident size once it is up, and multiprocessing's
 resource tracker process; each resident circuit (its PCE arrays and its decoded query vectors: 96
 bytes per G1 point, 192 per G2); and per item the witness (32 bytes per variable) in the engine
-process, the synthesis process's peak growth (measured on each circuit's first item: until then the
-item reserves SYNTHESIS_GUESS_FACTOR witnesses for it) and the prover's vectors (a, b, c, h over the
-domain: 4 x 32 x domain size). A circuit's first item runs alone, through its proof: what it
-measures (the synthesis growth, the engine process's growth on first use) sizes the next ones.
+process, the synthesis process's peak growth (measured on each circuit's first item and kept in
+the circuit's calibration file beside its PCE, so a later engine starts from the measured size; with
+neither, the item reserves SYNTHESIS_GUESS_FACTOR witnesses for it) and the prover's vectors (a, b,
+c, h over the domain: 4 x 32 x domain size). A circuit's first item without a calibration runs alone,
+through its proof: what it measures (the synthesis growth, the engine process's growth on first use)
+sizes the next ones. A PoRep item's synthesis only packs its inputs (cuzk.porep.program_witness); the
+GPU worker computes the witness by the circuit's witness program on its backend.
 tests/engine/test_watchdog.py runs the engine under a watchdog that SIGKILLs it past the cap.
 """
 from __future__ import annotations
 
+import atexit
 import heapq
 import itertools
 import json
@@ -47,7 +51,7 @@ import numpy as np
 from cuzk import groth16
 from cuzk.backend import Backend, device_backends
 from cuzk.engine.budget import MemoryBudget, Reservation, host_limit
-from cuzk.engine.config import EngineConfig
+from cuzk.engine.config import CONFIG_ENV, EngineConfig, resolve
 from cuzk.errors import CuzkError, InputError, ProofVerificationError, UnsatisfiedConstraintError
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import AnyCircuit, CompiledCircuit, Proof
@@ -57,6 +61,7 @@ from cuzk.porep.graph import SdrGraph
 from cuzk.porep.params_cache import LoadedParams, load_or_generate, porep_stem
 from cuzk.porep.public_inputs import partition_public_inputs
 from cuzk.util.arrays import to_host
+from cuzk.util.atomic import atomic_write
 
 log = logging.getLogger("cuzk.engine")
 SYNTHESIS_GUESS_FACTOR = 8
@@ -102,10 +107,15 @@ def resident_bytes(circuit: AnyCircuit, params: LoadedParams) -> int:
 
 @dataclass(frozen=True)
 class CircuitSpec:
-    """How to load a circuit once (key names it among the resident ones)."""
+    """How to load a circuit once (key names it among the resident ones). `calibration`: a JSON file
+    where the measured peak growth of a synthesis process is kept for this circuit (beside its PCE),
+    read when the circuit becomes resident so that even its first item reserves a measured size;
+    `identity` must match the file's for it to count."""
 
     key: str
     load: Callable[[], tuple[AnyCircuit, LoadedParams]]
+    calibration: Path | None = None
+    identity: str = ""
 
 
 @dataclass(frozen=True)
@@ -225,7 +235,8 @@ class Engine:
                 held = self.budget.reserve(resident_bytes(circuit, params), f"circuit {spec.key} resident",
                                            self.config.memory.admission_timeout_s)
                 self._resident[spec.key] = Resident(spec.key, circuit, params,
-                                                    groth16.prepare_verifying_key(params.vk), held)
+                                                    groth16.prepare_verifying_key(params.vk), held,
+                                                    read_calibration(spec))
                 log.info("engine: circuit %s resident in %.1f s", spec.key, time.perf_counter() - t)
             res = self._resident[spec.key]
             res.last_used = time.monotonic()
@@ -269,15 +280,16 @@ class Engine:
         return job
 
     def submit_porep(self, c1: C1Output, priority: Priority = Priority.POREP, job_id: str | None = None,
-                     ids: tuple[bytes, int] | None = None) -> Job:
-        """Queue the PoRep (C2) proof of a C1 output; its vanilla proofs are checked first."""
+                     ids: tuple[bytes, int] | None = None, progress: bool = False) -> Job:
+        """Queue the PoRep (C2) proof of a C1 output; its vanilla proofs are checked first. `progress`:
+        say on stderr when the circuit's PCE or parameters are built (once per circuit shape)."""
         c1.verify(*(ids or (None, None)))
         config, graph = c1.config, SdrGraph.for_config(c1.config)
         inputs = [tuple(partition_public_inputs(config, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, k, graph))
                   for k in range(config.partitions)]
         tasks = [Task(_PorepWitness(c1.registered_proof.name, c1.replica_id, c1.comm_d, c1.comm_r, c1.vanilla_proofs[k],
                                     inputs[k]), list(inputs[k])) for k in range(config.partitions)]
-        spec = porep_spec(c1)
+        spec = porep_spec(c1, progress)
         return self.submit(spec, tasks, priority, job_id)
 
     def close(self) -> None:
@@ -399,7 +411,9 @@ class Engine:
             return self._release(item)
         self._event(item.job, item.k, "synthesis_start", start)
         self._event(item.job, item.k, "synthesis_end", end)
-        res.synthesis_bytes = max(res.synthesis_bytes or 0, grown)
+        if res.synthesis_bytes is None or grown > res.synthesis_bytes:
+            res.synthesis_bytes = grown
+            write_calibration(item.job.spec, grown)
         item.job.partition_state[item.k] = "gpu_queue"
         with self._cond:
             heapq.heappush(self._gpu_queue, item)
@@ -465,16 +479,63 @@ class Engine:
                 f.write(json.dumps(event) + "\n")
 
 
+def read_calibration(spec: CircuitSpec) -> int | None:
+    """The synthesis bytes stored for spec's circuit, or None (no file, another identity, unreadable:
+    the engine then measures again)."""
+    if spec.calibration is None:
+        return None
+    try:
+        data = json.loads(spec.calibration.read_text())
+        if data.get("identity") == spec.identity and isinstance(data.get("synthesis_bytes"), int) \
+                and data["synthesis_bytes"] > 0:
+            return data["synthesis_bytes"]
+    except (OSError, ValueError, AttributeError):
+        log.warning("engine: calibration %s unreadable; measuring again", spec.calibration)
+    return None
+
+
+def write_calibration(spec: CircuitSpec, synthesis_bytes: int) -> None:
+    """Keep a measured synthesis size for spec's circuit (atomically; a failure is only logged)."""
+    if spec.calibration is None:
+        return
+    record = {"identity": spec.identity, "synthesis_bytes": int(synthesis_bytes),
+              "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    try:
+        atomic_write(spec.calibration, json.dumps(record).encode())
+    except OSError as e:
+        log.warning("engine: cannot write calibration %s: %s", spec.calibration, e)
+
+
+_DEFAULT: dict[str, Engine] = {}
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_engine(backend: str = "auto") -> Engine:
+    """The process-wide engine for a backend name, made on first use from the effective configuration
+    (the file named by CUZK_CONFIG, if set, under the CUZK_<TABLE>_<KEY> variables) and closed at
+    exit: what cuzk.prove uses, so a second proof in the process reuses its circuit, parameters and
+    GPU tables."""
+    with _DEFAULT_LOCK:
+        engine = _DEFAULT.get(backend)
+        if engine is None or engine._closed:
+            engine = _DEFAULT[backend] = Engine(resolve(os.environ.get(CONFIG_ENV))[0], backend=backend)
+            atexit.register(engine.close)
+        return engine
+
+
 # ---- PoRep adapters (picklable: they cross into the synthesis processes) --------------------------
-def porep_spec(c1: C1Output) -> CircuitSpec:
-    """The resident-circuit spec of a C1's partition circuit: its PCE and parameters, vectors kept."""
+def porep_spec(c1: C1Output, progress: bool = False) -> CircuitSpec:
+    """The resident-circuit spec of a C1's partition circuit: its PCE with its witness program and its
+    parameters, vectors kept (built on first use, saying so when `progress`)."""
     proof = c1.registered_proof
 
     def load() -> tuple[AnyCircuit, LoadedParams]:
-        circuit = program_witness.compiled(proof.name)
-        return circuit, load_or_generate(porep_stem(proof.sector_size), circuit, progress=False, keep=True)
+        circuit = program_witness.compiled(proof.name, progress)
+        return circuit, load_or_generate(porep_stem(proof.sector_size), circuit, progress=progress, keep=True)
 
-    return CircuitSpec(pce_cache.identity(proof.name)["shape"], load)
+    ident = pce_cache.identity(proof.name)
+    path = pce_cache.path_of(proof.name)
+    return CircuitSpec(ident["shape"], load, path.with_name(path.name + ".calibration.json"), ident["circuit_digest"])
 
 
 @dataclass(frozen=True)

@@ -186,3 +186,19 @@ def test_2kib_porep_through_the_engine_verifies(tmp_path, monkeypatch):
         resident = e.preload(first.spec)
         again = e.submit_porep(c1, ids=ids).result(timeout=600)
         assert e.preload(first.spec) is resident and cuzk.verify(sector, again, seed=seed) and again != proof
+
+
+def test_the_measured_synthesis_size_is_kept_for_the_next_engine(engine, tmp_path):
+    path = tmp_path / "small.calibration.json"
+    calibrated = dataclasses.replace(spec("calibrated"), calibration=path, identity="circuit-1")
+    engine.submit(calibrated, tasks(3, 1)).result(timeout=600)
+    measured = engine.preload(calibrated).synthesis_bytes
+    stored = engine_module.json.loads(path.read_text())
+    assert measured > 0 and stored["synthesis_bytes"] == measured and stored["identity"] == "circuit-1"
+    assert engine_module.read_calibration(calibrated) == measured  # what a new engine starts from
+    assert engine.evict("calibrated")
+    assert engine.preload(calibrated).synthesis_bytes == measured  # resident again: measured before any item
+    assert engine_module.read_calibration(dataclasses.replace(calibrated, identity="circuit-2")) is None
+    path.write_text("{not json")
+    assert engine_module.read_calibration(calibrated) is None
+    engine.evict("calibrated")
