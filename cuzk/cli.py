@@ -434,6 +434,25 @@ def _timeline_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _daemon(args: argparse.Namespace) -> int:
+    from cuzk.service.run import DaemonOptions, run
+
+    return run(DaemonOptions(args.listen, Path(args.state_dir), args.config, args.backend,
+                             Path(args.log_file) if args.log_file else None))
+
+
+def _add_daemon_command(sub) -> None:
+    dp = sub.add_parser("daemon", help="serve cuzk.v1.ProvingEngine (curio's cuzk daemon's gRPC contract) with a "
+                                       "durable job journal")
+    dp.add_argument("--listen", default="unix:///run/curio/cuzk.sock",
+                    help="unix:///path or host:port (default unix:///run/curio/cuzk.sock)")
+    dp.add_argument("--state-dir", required=True, help="journal, lock and log directory (one daemon per directory)")
+    dp.add_argument("--config", metavar="FILE", help="engine configuration TOML (see cuzk.example.toml)")
+    dp.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
+    dp.add_argument("--log-file", help="the log file (default <state-dir>/daemon.log)")
+    dp.set_defaults(run=_daemon)
+
+
 def _add_engine_commands(sub) -> None:
     cp = sub.add_parser("config", help="the engine's configuration: show")
     csub = cp.add_subparsers(dest="config_command", required=True)
@@ -488,6 +507,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_gpu_commands(sub)
     _add_pce_commands(sub)
     _add_engine_commands(sub)
+    _add_daemon_command(sub)
     return parser
 
 

@@ -2,8 +2,8 @@
 
 Layers, low to high; a module may import its own layer's package and anything lower, never higher:
 
-    0  cuzk.errors, cuzk.util          4  cuzk.r1cs        8  cuzk.engine, cuzk.service
-    1  cuzk.ff                         5  cuzk.gadgets     9  cuzk.api, cuzk.selftest, cuzk (the facade)
+    0  cuzk.errors, cuzk.util          4  cuzk.r1cs        8  cuzk.engine
+    1  cuzk.ff                         5  cuzk.gadgets     9  cuzk.api, cuzk.service, cuzk.selftest, cuzk (the facade)
     2  cuzk.ec, cuzk.hashes            6  cuzk.groth16    10  cuzk.cli, cuzk.__main__
     3  cuzk.backend                    7  cuzk.interop, cuzk.porep
 
@@ -44,8 +44,8 @@ LAYERS: dict[str, int] = {
     "cuzk.gadgets": 5,
     "cuzk.groth16": 6,
     "cuzk.interop": 7, "cuzk.porep": 7,
-    "cuzk.engine": 8, "cuzk.service": 8,
-    "cuzk.api": 9, "cuzk.selftest": 9, "cuzk": 9,
+    "cuzk.engine": 8,
+    "cuzk.api": 9, "cuzk.service": 9, "cuzk.selftest": 9, "cuzk": 9,  # the service is built on the engine
     "cuzk.cli": 10, "cuzk.__main__": 10,
 }
 # (importer package, imported package) of one layer that may meet: util's helpers raise typed errors.

@@ -57,6 +57,7 @@ from cuzk.ff.fields import Fr
 from cuzk.groth16 import AnyCircuit, CompiledCircuit, Proof
 from cuzk.porep import pce_cache, program_witness
 from cuzk.porep.c1 import C1Output
+from cuzk.porep.registry import RegisteredProof
 from cuzk.porep.graph import SdrGraph
 from cuzk.porep.params_cache import LoadedParams, load_or_generate, porep_stem
 from cuzk.porep.public_inputs import partition_public_inputs
@@ -149,6 +150,14 @@ class Job:
 
     def result(self, timeout: float | None = None) -> bytes:
         return self._future.result(timeout)
+
+    def add_done_callback(self, fn: Callable[[Job], None]) -> None:
+        """Call fn(job) once the job has finished (at once when it has), in the finishing thread."""
+        self._future.add_done_callback(lambda _: fn(self))
+
+    def error(self) -> BaseException | None:
+        """The job's error once it has finished (None for a proof)."""
+        return self._future.exception() if self.done else None
 
     def cancel(self) -> bool:
         """Cancel the job (queued items are dropped, running ones discarded when they end, their
@@ -527,7 +536,11 @@ def default_engine(backend: str = "auto") -> Engine:
 def porep_spec(c1: C1Output, progress: bool = False) -> CircuitSpec:
     """The resident-circuit spec of a C1's partition circuit: its PCE with its witness program and its
     parameters, vectors kept (built on first use, saying so when `progress`)."""
-    proof = c1.registered_proof
+    return porep_spec_of(c1.registered_proof, progress)
+
+
+def porep_spec_of(proof: RegisteredProof, progress: bool = False) -> CircuitSpec:
+    """porep_spec for a registered seal proof."""
 
     def load() -> tuple[AnyCircuit, LoadedParams]:
         circuit = program_witness.compiled(proof.name, progress)

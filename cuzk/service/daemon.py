@@ -1,0 +1,244 @@
+"""The proving service: cuzk.v1.ProvingEngine (the gRPC contract of curio's cuzk daemon, wire
+compatible: cuzk/service/proto/cuzk/v1/proving.proto) over an Engine, with every job in the journal.
+
+    SubmitProof  validate (INVALID_ARGUMENT with a message for any bad field or payload), journal the
+                 job (the acknowledgment: it is on disk before the reply), start it on the engine.
+                 A request_id already journaled attaches to that job: a live one is never started
+                 twice, a finished one answers from the journal.
+    AwaitProof   the job's outcome; waits while it runs, up to timeout_ms (0: no limit), then TIMEOUT.
+    Prove        SubmitProof then AwaitProof (bounded by the call's deadline).
+    CancelProof  cancels a queued or running job (its memory is released); was_running tells which.
+    GetStatus    jobs per state, resident circuits, uptime; GetMetrics: Prometheus text.
+    PreloadSRS / EvictSRS  load / drop a circuit's parameters ("porep-2k", "porep-8m", "porep-512m",
+                 "porep-32g", "porep-64g").
+After a restart `resume` starts every journaled job that had not finished. Only PoRep is proved;
+the other kinds of the contract are answered UNIMPLEMENTED.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from concurrent import futures
+
+import grpc
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from cuzk.engine.engine import Engine, Job, JobCancelledError, Priority, porep_spec_of
+from cuzk.errors import CuzkError, InputError
+from cuzk.porep.registry import get_proof
+from cuzk.service.journal import DuplicateRequestError, JobRecord, Journal
+from cuzk.service.payload import parse_porep
+from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
+from cuzk.service.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
+
+log = logging.getLogger("cuzk.daemon")
+
+MAX_MESSAGE = 128 << 20
+GRPC_OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)]
+KINDS = {pb.POREP_SEAL_COMMIT: "porep", pb.SNAP_DEALS_UPDATE: "snap", pb.WINDOW_POST_PARTITION: "window_post",
+         pb.WINNING_POST: "winning_post"}
+# the contract's priorities onto the engine's (0: the kind's default, as curio's daemon does)
+PRIORITIES = {pb.CRITICAL: Priority.WINNING_POST, pb.HIGH: Priority.WINDOW_POST, pb.NORMAL: Priority.POREP,
+              pb.LOW: Priority.POREP}
+CIRCUITS = {"porep-2k": "StackedDrg2KiBV1_1", "porep-8m": "StackedDrg8MiBV1_1", "porep-512m": "StackedDrg512MiBV1_1",
+            "porep-32g": "StackedDrg32GiBV1_1", "porep-64g": "StackedDrg64GiBV1_1"}
+
+
+class Metrics:
+    """The daemon's Prometheus metrics (prometheus-client, a registry of its own)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.completed = Counter("cuzk_proofs_completed", "Proofs completed", ["kind"], registry=self.registry)
+        self.failed = Counter("cuzk_proofs_failed", "Proofs failed", ["kind"], registry=self.registry)
+        self.duration = Histogram("cuzk_proof_seconds", "Seconds from submission to the proof", ["kind"],
+                                  buckets=(1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 1800), registry=self.registry)
+        self.jobs = Gauge("cuzk_jobs", "Journaled jobs per state", ["state"], registry=self.registry)
+        self.reserved = Gauge("cuzk_host_reserved_bytes", "Host RAM reserved by the engine", registry=self.registry)
+        self.limit = Gauge("cuzk_host_budget_bytes", "The engine's host RAM budget", registry=self.registry)
+        self.rejected = Counter("cuzk_requests_rejected", "Requests answered INVALID_ARGUMENT", registry=self.registry)
+
+
+class ProvingService(pb_grpc.ProvingEngineServicer):
+    """cuzk.v1.ProvingEngine over an engine and a journal (module docstring)."""
+
+    def __init__(self, engine: Engine, journal: Journal) -> None:
+        self.engine, self.journal = engine, journal
+        self.metrics = Metrics()
+        self.started = time.time()
+        self._live: dict[str, Job] = {}
+        self._lock = threading.Lock()
+
+    # ---- jobs
+    def resume(self) -> int:
+        """Start every journaled job that had not finished (after a restart); how many."""
+        records = self.journal.unfinished()
+        for rec in records:
+            self._start(rec)
+        return len(records)
+
+    def _start(self, rec: JobRecord) -> None:
+        with self._lock:
+            if rec.request_id in self._live:
+                return
+            try:
+                c1 = parse_porep(rec.payload)
+                job = self.engine.submit_porep(c1, Priority(rec.priority), job_id=rec.request_id)
+            except CuzkError as e:
+                self.journal.fail(rec.request_id, str(e))
+                self.metrics.failed.labels(rec.kind).inc()
+                return
+            self._live[rec.request_id] = job
+        self.journal.mark_running(rec.request_id)
+        job.add_done_callback(lambda j: self._finished(rec, j))
+
+    def _finished(self, rec: JobRecord, job: Job) -> None:
+        error = job.error()
+        try:
+            if error is None:
+                self.journal.finish(rec.request_id, job.result())
+                self.metrics.completed.labels(rec.kind).inc()
+                self.metrics.duration.labels(rec.kind).observe(time.time() - rec.submitted_at)
+            elif isinstance(error, JobCancelledError):
+                self.journal.cancel(rec.request_id)
+            else:
+                self.journal.fail(rec.request_id, f"{type(error).__name__}: {error}")
+                self.metrics.failed.labels(rec.kind).inc()
+        except CuzkError as e:  # a journal that cannot record it: the job stays unfinished, resumed on restart
+            log.error("daemon: cannot journal the end of %s: %s", rec.request_id, e)
+        finally:
+            with self._lock:
+                self._live.pop(rec.request_id, None)
+
+    def _wait(self, request_id: str, timeout: float | None) -> JobRecord | None:
+        """The job's record once it has ended, or its current one after `timeout` seconds."""
+        with self._lock:
+            job = self._live.get(request_id)
+        if job is not None:
+            done = threading.Event()
+            job.add_done_callback(lambda _: done.set())
+            done.wait(timeout)
+            deadline = time.monotonic() + 5  # the journal entry follows the job's end at once
+            while time.monotonic() < deadline and self._state(request_id) in ("queued", "running") and done.is_set():
+                time.sleep(0.01)
+        return self.journal.get(request_id)
+
+    def _state(self, request_id: str) -> str | None:
+        rec = self.journal.get(request_id)
+        return None if rec is None else rec.state
+
+    # ---- rpcs
+    def SubmitProof(self, request, context):
+        rec, position = self._submit(request, context)
+        return pb.SubmitProofResponse(job_id=rec.request_id, queue_position=position, assigned_gpu="")
+
+    def _submit(self, request, context) -> tuple[JobRecord, int]:
+        kind = KINDS.get(request.proof_kind)
+        if kind is None:
+            self._reject(context, f"proof_kind {request.proof_kind} is not one of 1..4")
+        if kind != "porep":
+            context.abort(grpc.StatusCode.UNIMPLEMENTED, f"proof_kind {kind}: only POREP_SEAL_COMMIT is proved here")
+        try:
+            parse_porep(request.vanilla_proof, request.sector_size)
+        except CuzkError as e:
+            self._reject(context, f"vanilla_proof: {e}")
+        priority = PRIORITIES.get(request.priority, Priority.POREP)
+        request_id = request.request_id or str(uuid.uuid4())
+        try:
+            rec = self.journal.submit(request_id, kind, bytes(request.vanilla_proof), int(priority))
+        except DuplicateRequestError as e:
+            context.abort(grpc.StatusCode.ALREADY_EXISTS, str(e))
+        except InputError as e:
+            self._reject(context, str(e))
+        position = self.journal.counts().get("queued", 1) - 1
+        if rec.state == "queued":
+            self._start(rec)
+        return rec, max(position, 0)
+
+    def _reject(self, context, message: str) -> None:
+        self.metrics.rejected.inc()
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+    def AwaitProof(self, request, context):
+        if not request.job_id:
+            self._reject(context, "job_id is empty")
+        timeout = request.timeout_ms / 1000 if request.timeout_ms else context.time_remaining()
+        rec = self._wait(request.job_id, timeout)
+        if rec is None:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"job not found: {request.job_id}")
+        return self._outcome(rec)
+
+    def _outcome(self, rec: JobRecord):
+        status = {"done": pb.AwaitProofResponse.COMPLETED, "failed": pb.AwaitProofResponse.FAILED,
+                  "cancelled": pb.AwaitProofResponse.CANCELLED}.get(rec.state, pb.AwaitProofResponse.TIMEOUT)
+        out = pb.AwaitProofResponse(job_id=rec.request_id, status=status, error_message=rec.error or "")
+        if rec.state == "done":
+            out.proof = rec.result
+            out.total_ms = int(1000 * ((rec.ended_at or rec.submitted_at) - rec.submitted_at))
+        return out
+
+    def Prove(self, request, context):
+        rec, _ = self._submit(request.submit, context)
+        return pb.ProveResponse(result=self._outcome(self._wait(rec.request_id, context.time_remaining())))
+
+    def CancelProof(self, request, context):
+        with self._lock:
+            job = self._live.get(request.job_id)
+        if job is not None:
+            return pb.CancelProofResponse(was_running=job.cancel())
+        rec = self.journal.get(request.job_id)
+        if rec is None:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"job not found: {request.job_id}")
+        return pb.CancelProofResponse(was_running=self.journal.cancel(request.job_id))
+
+    def GetStatus(self, request, context):
+        counts = self.journal.counts()
+        resident = [pb.SRSStatus(circuit_id=key, tier=pb.SRSStatus.HOT) for key in self.engine.resident]
+        queues = [pb.QueueStatus(proof_kind="porep", pending=counts.get("queued", 0),
+                                 in_progress=counts.get("running", 0))]
+        return pb.GetStatusResponse(loaded_srs=resident, queues=queues, total_proofs_completed=counts.get("done", 0),
+                                    total_proofs_failed=counts.get("failed", 0),
+                                    uptime_seconds=int(time.time() - self.started))
+
+    def GetMetrics(self, request, context):
+        for state, n in self.journal.counts().items():
+            self.metrics.jobs.labels(state).set(n)
+        self.metrics.reserved.set(self.engine.budget.used)
+        self.metrics.limit.set(self.engine.budget.total)
+        return pb.GetMetricsResponse(prometheus_text=generate_latest(self.metrics.registry).decode())
+
+    def PreloadSRS(self, request, context):
+        proof = self._circuit(request.circuit_id, context)
+        spec = porep_spec_of(get_proof(proof))
+        already = spec.key in self.engine.resident
+        t = time.perf_counter()
+        self.engine.preload(spec)
+        return pb.PreloadSrsResponse(already_loaded=already, load_time_ms=int(1000 * (time.perf_counter() - t)))
+
+    def EvictSRS(self, request, context):
+        spec = porep_spec_of(get_proof(self._circuit(request.circuit_id, context)))
+        held = self.engine.held
+        was = self.engine.evict(spec.key)
+        return pb.EvictSrsResponse(was_loaded=was, freed_bytes=max(held - self.engine.held, 0) if was else 0)
+
+    def _circuit(self, circuit_id: str, context) -> str:
+        if circuit_id not in CIRCUITS:
+            self._reject(context, f"unknown circuit id {circuit_id!r}: one of {', '.join(CIRCUITS)}")
+        return CIRCUITS[circuit_id]
+
+
+def server(service: ProvingService, listen: str, workers: int = 16) -> tuple[grpc.Server, int]:
+    """A started gRPC server for the service on `listen` (unix:///path or host:port; port 0 picks one)
+    with 128 MiB messages; (server, port bound, 0 for a unix socket). InputError when it cannot bind."""
+    srv = grpc.server(futures.ThreadPoolExecutor(workers, thread_name_prefix="cuzk-grpc"), options=GRPC_OPTIONS)
+    pb_grpc.add_ProvingEngineServicer_to_server(service, srv)
+    try:
+        port = srv.add_insecure_port(listen)
+    except RuntimeError as e:
+        raise InputError(f"cannot listen on {listen}: {e}") from None
+    if port == 0 and not listen.startswith("unix:"):
+        raise InputError(f"cannot listen on {listen}: the address is in use or invalid")
+    srv.start()
+    return srv, port

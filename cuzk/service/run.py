@@ -1,0 +1,139 @@
+"""`cuzk daemon`: start-up, serving and shutdown of the proving service, each failure a one-line
+error in the log file (opened first) and on stderr, with its own exit code:
+
+    EXIT_CONFIG 2   the configuration does not validate (ConfigError names the file and key)
+    EXIT_LOCKED 3   another daemon holds the state directory (a lock file, flock'ed)
+    EXIT_STATE  4   the state directory or its journal cannot be used
+    EXIT_LISTEN 5   the address cannot be bound (in use, invalid)
+    EXIT_ENGINE 6   the engine cannot start (no GPU when one is required, ...)
+SIGTERM / SIGINT stop taking requests and exit 0 once the server has stopped: every accepted job is in
+the journal, and the next start resumes the ones that had not finished. A second signal exits at once.
+"""
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+EXIT_CONFIG, EXIT_LOCKED, EXIT_STATE, EXIT_LISTEN, EXIT_ENGINE = 2, 3, 4, 5, 6
+log = logging.getLogger("cuzk.daemon")
+
+
+@dataclass(frozen=True)
+class DaemonOptions:
+    listen: str
+    state_dir: Path
+    config: str | None = None
+    backend: str = "auto"
+    log_file: Path | None = None
+
+
+class StartupError(Exception):
+    """A start-up failure: its exit code and one-line message."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _open_log(options: DaemonOptions) -> None:
+    path = options.log_file or options.state_dir / "daemon.log"
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+
+
+def _lock(state_dir: Path):
+    f = open(state_dir / "daemon.lock", "a+")  # noqa: SIM115 - held for the daemon's life
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        holder = f.read().strip() or "?"
+        f.close()
+        raise StartupError(EXIT_LOCKED, f"another daemon (pid {holder}) holds the state directory {state_dir}") from None
+    f.seek(0)
+    f.truncate()
+    f.write(str(os.getpid()))
+    f.flush()
+    return f
+
+
+def run(options: DaemonOptions) -> int:
+    """Start the daemon and serve until a signal; the exit code (module docstring)."""
+    try:
+        _open_log(options)
+    except OSError as e:
+        print(f"cuzk: cannot open the daemon log in {options.state_dir}: {e}", file=sys.stderr)
+        return EXIT_STATE
+    try:
+        return _serve(options)
+    except StartupError as e:
+        log.error("start-up failed: %s", e)
+        print(f"cuzk: {e}", file=sys.stderr)
+        return e.code
+
+
+def _serve(options: DaemonOptions) -> int:
+    from cuzk.engine.config import resolve
+    from cuzk.engine.engine import Engine
+    from cuzk.errors import ConfigError, CuzkError, InputError
+    from cuzk.service.daemon import ProvingService, server
+    from cuzk.service.journal import Journal, JournalError
+
+    log.info("starting: pid %d, listen %s, state %s", os.getpid(), options.listen, options.state_dir)
+    try:
+        config, _ = resolve(options.config)
+    except ConfigError as e:
+        raise StartupError(EXIT_CONFIG, str(e)) from None
+    lock = _lock(options.state_dir)
+    try:
+        journal = Journal(options.state_dir)
+    except (JournalError, OSError) as e:
+        raise StartupError(EXIT_STATE, str(e)) from None
+    try:
+        engine = Engine(config, backend=options.backend)
+    except CuzkError as e:
+        raise StartupError(EXIT_ENGINE, f"the engine cannot start: {e}") from None
+    service = ProvingService(engine, journal)
+    try:
+        srv, port = server(service, options.listen)
+    except InputError as e:
+        engine.close()
+        raise StartupError(EXIT_LISTEN, str(e)) from None
+    journal.record_start(os.getpid(), _version())
+    resumed = service.resume()
+    log.info("ready: listening on %s%s, %d unfinished job(s) resumed", options.listen,
+             f" (port {port})" if port else "", resumed)
+    stopping = threading.Event()
+
+    def on_signal(signum, frame) -> None:
+        if stopping.is_set():
+            log.warning("second signal %d: exiting at once", signum)
+            os._exit(128 + signum)
+        log.info("signal %d: no new requests; stopping (accepted jobs are journaled)", signum)
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    stopping.wait()
+    srv.stop(grace=5).wait()
+    engine.close()
+    journal.close()
+    lock.close()
+    log.info("stopped")
+    return 0
+
+
+def _version() -> str:
+    from cuzk.porep.pce_cache import cuzk_version
+
+    return cuzk_version()

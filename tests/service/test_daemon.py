@@ -1,0 +1,158 @@
+"""The proving service (cuzk.service.daemon) through a real gRPC server and a client built only from
+the .proto's generated stubs: malformed requests (1,000 of them) are each answered INVALID_ARGUMENT
+with a message and the server stays up; unknown jobs are NOT_FOUND; a request_id already journaled
+attaches to its job and a finished one answers from the journal; status and metrics; a 2KiB proof
+through Prove, answered again after a restart from the journal (slow)."""
+from __future__ import annotations
+
+import base64
+import json
+
+import grpc
+import numpy as np
+import pytest
+
+from cuzk.engine import EngineConfig, MemoryBudget
+from cuzk.engine.config import MemoryConfig, PipelineConfig
+from cuzk.engine.engine import Engine
+from cuzk.porep.synthetic import synthetic_c1
+from cuzk.service.daemon import GRPC_OPTIONS, ProvingService, server
+from cuzk.service.journal import Journal
+from cuzk.service.payload import wrap
+from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
+from cuzk.service.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
+
+PROOF = "StackedDrg2KiBV1_1"
+
+
+@pytest.fixture(scope="module")
+def c1():
+    return synthetic_c1(PROOF, prover_id=bytes(32), sector_id=5, ticket=b"\x01" * 32, seed=b"\x02" * 32,
+                        rng=np.random.default_rng(3), progress=False)
+
+
+def start(tmp_path, name: str = "state"):
+    config = EngineConfig(pipeline=PipelineConfig(max_parallel_synthesis=1, gpu_queue_depth=1),
+                          memory=MemoryConfig(admission_timeout_s=60))
+    engine = Engine(config, backend="cpu", budget=MemoryBudget(16 << 30, "test RAM"))
+    service = ProvingService(engine, Journal(tmp_path / name))
+    srv, _ = server(service, f"unix://{tmp_path}/cuzk.sock")
+    channel = grpc.insecure_channel(f"unix://{tmp_path}/cuzk.sock", options=GRPC_OPTIONS)
+    return service, srv, channel, pb_grpc.ProvingEngineStub(channel)
+
+
+def stop(service, srv, channel) -> None:
+    channel.close()
+    srv.stop(None)
+    service.engine.close()
+    service.journal.close()
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    service, srv, channel, stub = start(tmp_path)
+    yield service, stub
+    stop(service, srv, channel)
+
+
+def malformed(c1, rng: np.random.Generator, n: int):
+    """n SubmitProofRequests that must each be refused as INVALID_ARGUMENT."""
+    good = wrap(c1, 5)
+    plain = c1.dumps()
+    obj = json.loads(good)
+    cases = []
+    for i in range(n):
+        r = i % 10
+        req = pb.SubmitProofRequest(request_id=f"bad-{i}", proof_kind=pb.POREP_SEAL_COMMIT)
+        if r == 0:
+            req.vanilla_proof = bytes(rng.integers(0, 256, int(rng.integers(1, 400)), dtype=np.uint8))
+        elif r == 1:
+            req.vanilla_proof = good[:int(rng.integers(1, len(good) - 1))]  # truncated wrapper JSON
+        elif r == 2:  # truncated base64 inside an intact wrapper
+            cut = dict(obj, Phase1Out=obj["Phase1Out"][:int(rng.integers(1, len(obj["Phase1Out"]) - 4)) | 1])
+            req.vanilla_proof = json.dumps(cut).encode()
+        elif r == 3:  # fields of the wrong type
+            key = ["SectorNum", "SectorSize", "Phase1Out"][i % 3]
+            req.vanilla_proof = json.dumps(dict(obj, **{key: ["12", [1], {"a": 1}][i % 3]})).encode()
+        elif r == 4:
+            req.proof_kind = int(rng.integers(5, 1000))  # not a kind of the contract
+            req.vanilla_proof = good
+        elif r == 5:
+            req.vanilla_proof = b""
+        elif r == 6:  # a plain C1 JSON with one field of the wrong size or type
+            bad = json.loads(plain)
+            bad[["comm_d", "comm_r", "seed", "replica_id", "ticket"][i % 5]] = [1, 2, 3]
+            req.vanilla_proof = json.dumps(bad).encode()
+        elif r == 7:  # another proof's name
+            bad = json.loads(plain)
+            bad["registered_proof"] = "StackedDrg3KiBV1_1"
+            req.vanilla_proof = base64.b64encode(json.dumps(bad).encode())
+        elif r == 8:  # the request's sector size disagrees with the C1's
+            req.vanilla_proof, req.sector_size = good, 8 << 20
+        else:  # valid base64 of something that is not a C1
+            req.vanilla_proof = json.dumps(dict(obj, Phase1Out=base64.b64encode(b"[1,2").decode())).encode()
+        cases.append(req)
+    return cases
+
+
+def test_a_thousand_malformed_requests_are_refused_and_the_daemon_stays_up(daemon, c1):
+    service, stub = daemon
+    for req in malformed(c1, np.random.default_rng(7), 1000):
+        with pytest.raises(grpc.RpcError) as info:
+            stub.SubmitProof(req, timeout=30)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (req.request_id, info.value.details())
+        assert info.value.details()
+    assert stub.GetStatus(pb.GetStatusRequest(), timeout=10).total_proofs_completed == 0
+    metrics = stub.GetMetrics(pb.GetMetricsRequest(), timeout=10).prometheus_text
+    assert "cuzk_requests_rejected_total 1000.0" in metrics
+    assert service.journal.counts()["queued"] == 0  # nothing refused was journaled
+
+
+def test_unknown_jobs_kinds_and_circuits(daemon):
+    _, stub = daemon
+    for call, req in ((stub.AwaitProof, pb.AwaitProofRequest(job_id="nope", timeout_ms=10)),
+                      (stub.CancelProof, pb.CancelProofRequest(job_id="nope"))):
+        with pytest.raises(grpc.RpcError) as info:
+            call(req, timeout=10)
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND and "nope" in info.value.details()
+    with pytest.raises(grpc.RpcError) as info:
+        stub.SubmitProof(pb.SubmitProofRequest(proof_kind=pb.WINNING_POST, vanilla_proofs=[b"x"]), timeout=10)
+    assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    with pytest.raises(grpc.RpcError) as info:
+        stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="porep-3g"), timeout=10)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "porep-32g" in info.value.details()
+
+
+def test_a_journaled_request_id_attaches_and_a_finished_one_answers_from_the_journal(daemon, c1):
+    service, stub = daemon
+    payload = wrap(c1, 5)
+    service.journal.submit("porep-1000-5", "porep", payload, 30)  # as a daemon before a restart left it
+    service.journal.mark_running("porep-1000-5")
+    service.journal.finish("porep-1000-5", b"\x07" * 192)
+    req = pb.SubmitProofRequest(request_id="porep-1000-5", proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=payload)
+    assert stub.SubmitProof(req, timeout=10).job_id == "porep-1000-5"
+    got = stub.AwaitProof(pb.AwaitProofRequest(job_id="porep-1000-5"), timeout=10)
+    assert got.status == pb.AwaitProofResponse.COMPLETED and got.proof == b"\x07" * 192
+    assert stub.Prove(pb.ProveRequest(submit=req), timeout=10).result.proof == b"\x07" * 192
+    assert not service.engine.resident  # nothing was proved again
+    other = pb.SubmitProofRequest(request_id="porep-1000-5", proof_kind=pb.POREP_SEAL_COMMIT,
+                                  vanilla_proof=wrap(c1, 6))
+    with pytest.raises(grpc.RpcError) as info:
+        stub.SubmitProof(other, timeout=10)
+    assert info.value.code() == grpc.StatusCode.ALREADY_EXISTS and "porep-1000-5" in info.value.details()
+
+
+@pytest.mark.slow
+def test_a_2kib_proof_through_prove_survives_a_restart(tmp_path, c1):
+    from cuzk import api
+
+    service, srv, channel, stub = start(tmp_path)
+    req = pb.SubmitProofRequest(request_id="porep-7-5", proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=wrap(c1, 5))
+    result = stub.Prove(pb.ProveRequest(submit=req), timeout=1800).result
+    assert result.status == pb.AwaitProofResponse.COMPLETED, result.error_message
+    assert len(result.proof) == 192 and api.verify(c1, result.proof)
+    stop(service, srv, channel)
+    service, srv, channel, stub = start(tmp_path)  # the same state directory
+    again = stub.AwaitProof(pb.AwaitProofRequest(job_id="porep-7-5"), timeout=10)
+    assert again.status == pb.AwaitProofResponse.COMPLETED and again.proof == result.proof
+    stop(service, srv, channel)

@@ -1,0 +1,71 @@
+"""`cuzk daemon` as a real process: it starts, answers over its unix socket and stops with exit 0 on
+SIGTERM; each start-up failure (bad configuration, the state directory locked by another daemon,
+the address in use) gives its own exit code and a line in the log file and on stderr."""
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import grpc
+
+from cuzk.service.daemon import GRPC_OPTIONS
+from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
+from cuzk.service.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
+from cuzk.service.run import EXIT_CONFIG, EXIT_LISTEN, EXIT_LOCKED
+
+CLI = "import sys; from cuzk.cli import main; sys.exit(main())"
+
+
+def daemon(tmp_path, *args: str, state: str = "state") -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", CLI, "daemon", "--backend", "cpu", "--state-dir",
+                             str(tmp_path / state), *args], stderr=subprocess.PIPE, text=True)
+
+
+def ready(path, proc: subprocess.Popen, timeout: float = 60) -> pb_grpc.ProvingEngineStub:
+    deadline = time.monotonic() + timeout
+    channel = grpc.insecure_channel(f"unix://{path}", options=GRPC_OPTIONS)
+    stub = pb_grpc.ProvingEngineStub(channel)
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        try:
+            stub.GetStatus(pb.GetStatusRequest(), timeout=1)
+            return stub
+        except grpc.RpcError:
+            time.sleep(0.2)
+    raise AssertionError("the daemon did not become ready")
+
+
+def test_serves_then_stops_on_sigterm_and_refuses_a_second_daemon(tmp_path):
+    sock = tmp_path / "cuzk.sock"
+    proc = daemon(tmp_path, "--listen", f"unix://{sock}")
+    try:
+        stub = ready(sock, proc)
+        assert stub.GetStatus(pb.GetStatusRequest(), timeout=5).total_proofs_completed == 0
+        second = daemon(tmp_path, "--listen", f"unix://{tmp_path}/other.sock")
+        assert second.wait(60) == EXIT_LOCKED
+        assert "holds the state directory" in second.stderr.read()
+        assert "holds the state directory" in (tmp_path / "state" / "daemon.log").read_text()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+    assert proc.wait(60) == 0
+    log = (tmp_path / "state" / "daemon.log").read_text()
+    assert "ready: listening" in log and "stopped" in log
+
+
+def test_a_bad_configuration_and_a_busy_port_each_have_their_exit_code(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[pipeline]\nmax_parallel_synthesis = 0\n")
+    proc = daemon(tmp_path, "--listen", "127.0.0.1:0", "--config", str(bad))
+    assert proc.wait(60) == EXIT_CONFIG
+    err = proc.stderr.read()
+    assert "max_parallel_synthesis" in err and "max_parallel_synthesis" in (tmp_path / "state" / "daemon.log").read_text()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = daemon(tmp_path, "--listen", f"127.0.0.1:{port}", state="other")
+        assert proc.wait(60) == EXIT_LISTEN
+        assert f"127.0.0.1:{port}" in proc.stderr.read()
