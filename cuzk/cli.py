@@ -438,7 +438,7 @@ def _daemon(args: argparse.Namespace) -> int:
     from cuzk.service.run import DaemonOptions, run
 
     return run(DaemonOptions(args.listen, Path(args.state_dir), args.config, args.backend,
-                             Path(args.log_file) if args.log_file else None))
+                             Path(args.log_file) if args.log_file else None, args.status_listen))
 
 
 def _add_daemon_command(sub) -> None:
@@ -450,6 +450,8 @@ def _add_daemon_command(sub) -> None:
     dp.add_argument("--config", metavar="FILE", help="engine configuration TOML (see cuzk.example.toml)")
     dp.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
     dp.add_argument("--log-file", help="the log file (default <state-dir>/daemon.log)")
+    dp.add_argument("--status-listen", metavar="HOST:PORT",
+                    help="serve GET /status, /metrics, /healthz, /readyz on this port (off by default)")
     dp.set_defaults(run=_daemon)
 
 

@@ -68,6 +68,7 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         self.engine, self.journal = engine, journal
         self.metrics = Metrics()
         self.started = time.time()
+        self.ready = threading.Event()  # set when start-up has finished (readyz)
         self._live: dict[str, Job] = {}
         self._lock = threading.Lock()
 
@@ -124,6 +125,21 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             while time.monotonic() < deadline and self._state(request_id) in ("queued", "running") and done.is_set():
                 time.sleep(0.01)
         return self.journal.get(request_id)
+
+    def live_jobs(self) -> list[Job]:
+        with self._lock:
+            return list(self._live.values())
+
+    def uptime(self) -> float:
+        return time.time() - self.started
+
+    def metrics_text(self) -> str:
+        """The Prometheus text of the service's metrics, the gauges refreshed first."""
+        for state, n in self.journal.counts().items():
+            self.metrics.jobs.labels(state).set(n)
+        self.metrics.reserved.set(self.engine.budget.used)
+        self.metrics.limit.set(self.engine.budget.total)
+        return generate_latest(self.metrics.registry).decode()
 
     def _state(self, request_id: str) -> str | None:
         rec = self.journal.get(request_id)
@@ -200,14 +216,10 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
                                  in_progress=counts.get("running", 0))]
         return pb.GetStatusResponse(loaded_srs=resident, queues=queues, total_proofs_completed=counts.get("done", 0),
                                     total_proofs_failed=counts.get("failed", 0),
-                                    uptime_seconds=int(time.time() - self.started))
+                                    uptime_seconds=int(self.uptime()))
 
     def GetMetrics(self, request, context):
-        for state, n in self.journal.counts().items():
-            self.metrics.jobs.labels(state).set(n)
-        self.metrics.reserved.set(self.engine.budget.used)
-        self.metrics.limit.set(self.engine.budget.total)
-        return pb.GetMetricsResponse(prometheus_text=generate_latest(self.metrics.registry).decode())
+        return pb.GetMetricsResponse(prometheus_text=self.metrics_text())
 
     def PreloadSRS(self, request, context):
         proof = self._circuit(request.circuit_id, context)

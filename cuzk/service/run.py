@@ -31,6 +31,7 @@ class DaemonOptions:
     config: str | None = None
     backend: str = "auto"
     log_file: Path | None = None
+    status_listen: str | None = None
 
 
 class StartupError(Exception):
@@ -88,6 +89,7 @@ def _serve(options: DaemonOptions) -> int:
     from cuzk.errors import ConfigError, CuzkError, InputError
     from cuzk.service.daemon import ProvingService, server
     from cuzk.service.journal import Journal, JournalError
+    from cuzk.service.status import StatusServer
 
     log.info("starting: pid %d, listen %s, state %s", os.getpid(), options.listen, options.state_dir)
     try:
@@ -109,10 +111,20 @@ def _serve(options: DaemonOptions) -> int:
     except InputError as e:
         engine.close()
         raise StartupError(EXIT_LISTEN, str(e)) from None
+    status_server = None
+    if options.status_listen:
+        try:
+            status_server = StatusServer(service, options.status_listen)
+        except InputError as e:
+            srv.stop(None)
+            engine.close()
+            raise StartupError(EXIT_LISTEN, str(e)) from None
     journal.record_start(os.getpid(), _version())
     resumed = service.resume()
-    log.info("ready: listening on %s%s, %d unfinished job(s) resumed", options.listen,
-             f" (port {port})" if port else "", resumed)
+    service.ready.set()
+    log.info("ready: listening on %s%s%s, %d unfinished job(s) resumed", options.listen,
+             f" (port {port})" if port else "", f", status on port {status_server.port}" if status_server else "",
+             resumed)
     stopping = threading.Event()
 
     def on_signal(signum, frame) -> None:
@@ -126,6 +138,8 @@ def _serve(options: DaemonOptions) -> int:
     signal.signal(signal.SIGINT, on_signal)
     stopping.wait()
     srv.stop(grace=5).wait()
+    if status_server is not None:
+        status_server.close()
     engine.close()
     journal.close()
     lock.close()

@@ -3,8 +3,11 @@ SIGTERM; each start-up failure (bad configuration, the state directory locked by
 the address in use) gives its own exit code and a line in the log file and on stderr."""
 from __future__ import annotations
 
+import json
 import signal
 import socket
+import urllib.error
+import urllib.request
 import subprocess
 import sys
 import time
@@ -38,12 +41,36 @@ def ready(path, proc: subprocess.Popen, timeout: float = 60) -> pb_grpc.ProvingE
     raise AssertionError("the daemon did not become ready")
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(port: int, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
 def test_serves_then_stops_on_sigterm_and_refuses_a_second_daemon(tmp_path):
-    sock = tmp_path / "cuzk.sock"
-    proc = daemon(tmp_path, "--listen", f"unix://{sock}")
+    sock, port = tmp_path / "cuzk.sock", free_port()
+    proc = daemon(tmp_path, "--listen", f"unix://{sock}", "--status-listen", f"127.0.0.1:{port}")
     try:
         stub = ready(sock, proc)
         assert stub.GetStatus(pb.GetStatusRequest(), timeout=5).total_proofs_completed == 0
+        deadline = time.monotonic() + 30
+        while get(port, "/readyz")[0] != 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert get(port, "/readyz") == (200, "ready\n") and get(port, "/healthz") == (200, "ok\n")
+        code, body = get(port, "/status")
+        doc = json.loads(body)
+        assert code == 200 and doc["ready"] and doc["jobs"]["queued"] == 0 and doc["memory"]["host_budget_bytes"] > 0
+        code, body = get(port, "/metrics")
+        assert code == 200 and "cuzk_requests_rejected_total" in body and "cuzk_host_budget_bytes" in body
+        assert get(port, "/nope")[0] == 404
         second = daemon(tmp_path, "--listen", f"unix://{tmp_path}/other.sock")
         assert second.wait(60) == EXIT_LOCKED
         assert "holds the state directory" in second.stderr.read()

@@ -1,0 +1,79 @@
+"""The daemon's HTTP port beside gRPC (`cuzk daemon --status-listen host:port`), GET only:
+
+    /status   JSON: jobs per journal state, each live job's per-partition states, the engine's host
+              RAM budget (used / total), its resident circuits, uptime
+    /metrics  Prometheus text (the service's prometheus-client registry)
+    /healthz  200 while the process serves
+    /readyz   200 once start-up has finished (parameters of preloaded circuits loaded, unfinished
+              jobs resumed), else 503
+anything else 404. A stdlib ThreadingHTTPServer on its own thread."""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from cuzk.errors import InputError
+
+
+def status(service) -> dict:
+    """The /status document of a ProvingService."""
+    engine = service.engine
+    live = service.live_jobs()
+    return {"uptime_seconds": round(service.uptime(), 1), "ready": service.ready.is_set(),
+            "jobs": service.journal.counts(),
+            "live": [{"job_id": job.id, "partitions": list(job.partition_state)} for job in live],
+            "memory": {"host_used_bytes": engine.budget.used, "host_budget_bytes": engine.budget.total,
+                       "budget_source": engine.budget.source},
+            "resident_circuits": engine.resident}
+
+
+class StatusServer:
+    """The HTTP port of a ProvingService on `listen` (host:port; port 0 picks one)."""
+
+    def __init__(self, service, listen: str) -> None:
+        host, sep, port = listen.rpartition(":")
+        if not sep or not port.isdigit():
+            raise InputError(f"--status-listen must be host:port, got {listen!r}")
+        handler = _handler(service)
+        try:
+            self._http = ThreadingHTTPServer((host or "0.0.0.0", int(port)), handler)
+        except OSError as e:
+            raise InputError(f"cannot listen on {listen}: {e.strerror or e}") from None
+        self.port = self._http.server_address[1]
+        self._thread = threading.Thread(target=self._http.serve_forever, name="cuzk-status", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+
+def _handler(service):
+    from prometheus_client import CONTENT_TYPE_LATEST
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            if self.path == "/status":
+                self._send(200, "application/json", json.dumps(status(service), indent=1).encode())
+            elif self.path == "/metrics":
+                self._send(200, CONTENT_TYPE_LATEST, service.metrics_text().encode())
+            elif self.path == "/healthz":
+                self._send(200, "text/plain", b"ok\n")
+            elif self.path == "/readyz":
+                ready = service.ready.is_set()
+                self._send(200 if ready else 503, "text/plain", b"ready\n" if ready else b"starting\n")
+            else:
+                self._send(404, "text/plain", b"not found\n")
+
+        def _send(self, code: int, kind: str, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:  # requests are not logged line by line
+            pass
+
+    return Handler
