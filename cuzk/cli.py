@@ -441,7 +441,24 @@ def _daemon(args: argparse.Namespace) -> int:
                              Path(args.log_file) if args.log_file else None, args.status_listen))
 
 
-def _add_daemon_command(sub) -> None:
+def _supervise(args: argparse.Namespace) -> int:
+    from cuzk.service.supervise import SupervisorOptions, supervise
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise InputError("supervise needs a command after --, e.g. cuzk supervise --state-dir D -- cuzk daemon ...")
+    return supervise(SupervisorOptions(command, Path(args.state_dir), args.max_exits, args.window, args.backoff))
+
+
+def _add_service_commands(sub) -> None:
+    sp = sub.add_parser("supervise", help="run a daemon, restart it with backoff, record why each run ended")
+    sp.add_argument("--state-dir", required=True, help="where exits are journaled and supervisor.log is written")
+    sp.add_argument("--max-exits", type=int, default=5, help="exits within --window that make a crash loop (default 5)")
+    sp.add_argument("--window", type=float, default=60.0, help="crash-loop window in seconds (default 60)")
+    sp.add_argument("--backoff", type=float, default=1.0, help="first restart delay in seconds, doubling (default 1)")
+    sp.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ... (e.g. -- cuzk daemon --state-dir D)")
+    sp.set_defaults(run=_supervise)
+
     dp = sub.add_parser("daemon", help="serve cuzk.v1.ProvingEngine (curio's cuzk daemon's gRPC contract) with a "
                                        "durable job journal")
     dp.add_argument("--listen", default="unix:///run/curio/cuzk.sock",
@@ -509,7 +526,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_gpu_commands(sub)
     _add_pce_commands(sub)
     _add_engine_commands(sub)
-    _add_daemon_command(sub)
+    _add_service_commands(sub)
     return parser
 
 
