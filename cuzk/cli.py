@@ -450,7 +450,62 @@ def _supervise(args: argparse.Namespace) -> int:
     return supervise(SupervisorOptions(command, Path(args.state_dir), args.max_exits, args.window, args.backoff))
 
 
+def _client(args: argparse.Namespace):
+    from cuzk.service.client import Client
+
+    return Client(args.address)
+
+
+def _submit(args: argparse.Namespace) -> int:
+    _check_input("c1", args.c1)
+    payload = Path(args.c1).read_bytes()
+    with _client(args) as client:
+        print(client.submit(payload, args.request_id))
+    return 0
+
+
+def _await(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        proof = client.await_proof(args.job_id, args.timeout)
+    if args.out:
+        atomic_write(args.out, proof)
+        print(f"{args.out}: {len(proof)} bytes")
+    else:
+        print(proof.hex())
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        print(json.dumps(client.status(), indent=1))
+    return 0
+
+
+def _metrics(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        sys.stdout.write(client.metrics())
+    return 0
+
+
+def _add_client_commands(sub) -> None:
+    def parser(name: str, help: str, run):
+        p = sub.add_parser(name, help=help)
+        p.add_argument("--address", default="unix:///run/curio/cuzk.sock", help="the daemon (unix:///path or host:port)")
+        p.set_defaults(run=run)
+        return p
+    p = parser("submit", "queue a PoRep proof of a C1 file on a daemon; print its job id", _submit)
+    p.add_argument("c1", help="C1 JSON, or curio's wrapper JSON")
+    p.add_argument("--request-id", default="", help="idempotency key (default: the daemon picks one)")
+    p = parser("await", "wait for a daemon's job and write its proof", _await)
+    p.add_argument("job_id")
+    p.add_argument("--timeout", type=float, default=0, help="seconds to wait (0: until it ends)")
+    p.add_argument("--out", help="write the proof bytes here (default: print them in hex)")
+    parser("status", "a daemon's status (GetStatus) as JSON", _status)
+    parser("metrics", "a daemon's Prometheus metrics", _metrics)
+
+
 def _add_service_commands(sub) -> None:
+    _add_client_commands(sub)
     sp = sub.add_parser("supervise", help="run a daemon, restart it with backoff, record why each run ended")
     sp.add_argument("--state-dir", required=True, help="where exits are journaled and supervisor.log is written")
     sp.add_argument("--max-exits", type=int, default=5, help="exits within --window that make a crash loop (default 5)")
