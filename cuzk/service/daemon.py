@@ -17,10 +17,12 @@ the other kinds of the contract are answered UNIMPLEMENTED.
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 import uuid
 from concurrent import futures
+from pathlib import Path
 
 import grpc
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -244,6 +246,8 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
 def server(service: ProvingService, listen: str, workers: int = 16) -> tuple[grpc.Server, int]:
     """A started gRPC server for the service on `listen` (unix:///path or host:port; port 0 picks one)
     with 128 MiB messages; (server, port bound, 0 for a unix socket). InputError when it cannot bind."""
+    if listen.startswith("unix://"):
+        _clear_stale_socket(Path(listen[len("unix://"):]))
     srv = grpc.server(futures.ThreadPoolExecutor(workers, thread_name_prefix="cuzk-grpc"), options=GRPC_OPTIONS)
     pb_grpc.add_ProvingEngineServicer_to_server(service, srv)
     try:
@@ -254,3 +258,16 @@ def server(service: ProvingService, listen: str, workers: int = 16) -> tuple[grp
         raise InputError(f"cannot listen on {listen}: the address is in use or invalid")
     srv.start()
     return srv, port
+
+
+def _clear_stale_socket(path: Path) -> None:
+    """Remove a socket file no process listens on (a daemon that was killed leaves one); create the
+    parent directory. A live socket is left for the bind to fail on."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.is_socket():
+        return
+    with socket.socket(socket.AF_UNIX) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            path.unlink(missing_ok=True)
