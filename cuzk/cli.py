@@ -438,7 +438,8 @@ def _daemon(args: argparse.Namespace) -> int:
     from cuzk.service.run import DaemonOptions, run
 
     return run(DaemonOptions(args.listen, Path(args.state_dir), args.config, args.backend,
-                             Path(args.log_file) if args.log_file else None, args.status_listen))
+                             Path(args.log_file) if args.log_file else None, args.status_listen,
+                             args.results_ttl * 3600))
 
 
 def _supervise(args: argparse.Namespace) -> int:
@@ -524,6 +525,8 @@ def _add_service_commands(sub) -> None:
     dp.add_argument("--log-file", help="the log file (default <state-dir>/daemon.log)")
     dp.add_argument("--status-listen", metavar="HOST:PORT",
                     help="serve GET /status, /metrics, /healthz, /readyz on this port (off by default)")
+    dp.add_argument("--results-ttl", type=float, default=168.0, metavar="HOURS",
+                    help="keep finished jobs' results this long (default 168 = 7 days)")
     dp.set_defaults(run=_daemon)
 
 

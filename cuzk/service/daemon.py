@@ -11,7 +11,8 @@ compatible: cuzk/service/proto/cuzk/v1/proving.proto) over an Engine, with every
     GetStatus    jobs per state, resident circuits, uptime; GetMetrics: Prometheus text.
     PreloadSRS / EvictSRS  load / drop a circuit's parameters ("porep-2k", "porep-8m", "porep-512m",
                  "porep-32g", "porep-64g").
-After a restart `resume` starts every journaled job that had not finished. Only PoRep is proved;
+After a restart `resume` starts every journaled job that had not finished; finished jobs are kept
+for results_ttl_s (default 7 days) and then expired by `run_expiry`'s thread. Only PoRep is proved;
 the other kinds of the contract are answered UNIMPLEMENTED.
 """
 from __future__ import annotations
@@ -66,8 +67,8 @@ class Metrics:
 class ProvingService(pb_grpc.ProvingEngineServicer):
     """cuzk.v1.ProvingEngine over an engine and a journal (module docstring)."""
 
-    def __init__(self, engine: Engine, journal: Journal) -> None:
-        self.engine, self.journal = engine, journal
+    def __init__(self, engine: Engine, journal: Journal, results_ttl_s: float = 7 * 86400) -> None:
+        self.engine, self.journal, self.results_ttl_s = engine, journal, results_ttl_s
         self.metrics = Metrics()
         self.started = time.time()
         self.ready = threading.Event()  # set when start-up has finished (readyz)
@@ -75,6 +76,28 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         self._lock = threading.Lock()
 
     # ---- jobs
+    def expire_results(self) -> int:
+        """Forget finished jobs older than results_ttl_s (their request_ids may then be used again)."""
+        n = self.journal.expire(self.results_ttl_s)
+        if n:
+            log.info("daemon: %d finished job(s) older than %.0f s expired", n, self.results_ttl_s)
+        return n
+
+    def run_expiry(self, stop: threading.Event, every_s: float | None = None) -> threading.Thread:
+        """A thread that calls expire_results every `every_s` (default ttl / 10, at most an hour) until
+        `stop` is set."""
+        period = every_s or min(self.results_ttl_s / 10, 3600.0)
+
+        def loop() -> None:
+            while not stop.wait(period):
+                try:
+                    self.expire_results()
+                except CuzkError as e:
+                    log.error("daemon: expiring results failed: %s", e)
+        thread = threading.Thread(target=loop, name="cuzk-expiry", daemon=True)
+        thread.start()
+        return thread
+
     def resume(self) -> int:
         """Start every journaled job that had not finished (after a restart); how many."""
         records = self.journal.unfinished()

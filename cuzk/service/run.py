@@ -32,6 +32,7 @@ class DaemonOptions:
     backend: str = "auto"
     log_file: Path | None = None
     status_listen: str | None = None
+    results_ttl_s: float = 7 * 86400
 
 
 class StartupError(Exception):
@@ -105,7 +106,7 @@ def _serve(options: DaemonOptions) -> int:
         engine = Engine(config, backend=options.backend)
     except CuzkError as e:
         raise StartupError(EXIT_ENGINE, f"the engine cannot start: {e}") from None
-    service = ProvingService(engine, journal)
+    service = ProvingService(engine, journal, options.results_ttl_s)
     try:
         srv, port = server(service, options.listen)
     except InputError as e:
@@ -126,6 +127,8 @@ def _serve(options: DaemonOptions) -> int:
              f" (port {port})" if port else "", f", status on port {status_server.port}" if status_server else "",
              resumed)
     stopping = threading.Event()
+    service.expire_results()
+    service.run_expiry(stopping)
 
     def on_signal(signum, frame) -> None:
         if stopping.is_set():

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+import time
 
 import grpc
 import numpy as np
@@ -156,3 +158,22 @@ def test_a_2kib_proof_through_prove_survives_a_restart(tmp_path, c1):
     again = stub.AwaitProof(pb.AwaitProofRequest(job_id="porep-7-5"), timeout=10)
     assert again.status == pb.AwaitProofResponse.COMPLETED and again.proof == result.proof
     stop(service, srv, channel)
+
+
+def test_finished_results_expire_after_their_time(tmp_path, c1):
+    service, srv, channel, stub = start(tmp_path)
+    try:
+        service.results_ttl_s = 0.2
+        service.journal.submit("porep-old", "porep", wrap(c1, 1), 30)
+        service.journal.mark_running("porep-old")
+        service.journal.finish("porep-old", b"\x01" * 192)
+        assert stub.AwaitProof(pb.AwaitProofRequest(job_id="porep-old"), timeout=10).proof == b"\x01" * 192
+        stop_event = threading.Event()
+        service.run_expiry(stop_event, every_s=0.05)
+        time.sleep(0.6)
+        stop_event.set()
+        with pytest.raises(grpc.RpcError) as info:
+            stub.AwaitProof(pb.AwaitProofRequest(job_id="porep-old", timeout_ms=10), timeout=10)
+        assert info.value.code() == grpc.StatusCode.NOT_FOUND
+    finally:
+        stop(service, srv, channel)
