@@ -366,7 +366,8 @@ class Batch(_Scope):
         row_base = parent.num_constraints
         if self.record:
             tables = np.stack(self.tables) if self.tables else np.zeros((0, self.k), np.int64)
-            for mine, theirs in zip(self._rows, parent._rows):
+            # rows and hints alike: a template at top level (every top-level block has one of each), else expanded
+            for mine, theirs in zip(self._rows + self._hint_rows, parent._rows + parent._hint_rows):
                 counts, codes, cids = mine.arrays()
                 tpl = Template(counts, codes, cids, self.serial, self.k, self._aux_base, self.num_aux,
                                self._in_base, self.num_inputs, tables,
@@ -375,16 +376,6 @@ class Batch(_Scope):
                 if top:
                     theirs.add_template(tpl)
                 else:
-                    theirs.add_many(*tpl.expand())
-            for mine, theirs in zip(self._hint_rows, parent._hint_rows):  # every top-level block has one
-                counts, codes, cids = mine.arrays()
-                tpl = Template(counts, codes, cids, self.serial, self.k, self._aux_base, self.num_aux,
-                               self._in_base, self.num_inputs, tables,
-                               AUX if top else LOCAL_AUX, INPUT if top else LOCAL_INPUT,
-                               0 if top else parent.serial)
-                if top:
-                    theirs.add_template(tpl)
-                elif counts.size:
                     theirs.add_many(*tpl.expand())
             if self._names and top:
                 parent._templates_named.append((row_base, self.k, self.num_constraints, dict(self._names)))

@@ -73,7 +73,7 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         self.started = time.time()
         self.ready = threading.Event()  # set when start-up has finished (readyz)
         self._live: dict[str, Job] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # _finished may run inside _start (a job that ends at once)
 
     # ---- jobs
     def expire_results(self) -> int:
@@ -105,20 +105,23 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             self._start(rec)
         return len(records)
 
-    def _start(self, rec: JobRecord) -> None:
+    def _start(self, rec: JobRecord, c1=None) -> None:
+        """Run a journaled job on the engine (c1: its payload, when already parsed). Its end is
+        journaled by a callback registered before anyone can wait on the job, so a waiter woken by
+        the job's end finds the journal already updated."""
         with self._lock:
             if rec.request_id in self._live:
                 return
             try:
-                c1 = parse_porep(rec.payload)
+                c1 = c1 or parse_porep(rec.payload)
+                self.journal.mark_running(rec.request_id)
                 job = self.engine.submit_porep(c1, Priority(rec.priority), job_id=rec.request_id)
             except CuzkError as e:
                 self.journal.fail(rec.request_id, str(e))
                 self.metrics.failed.labels(rec.kind).inc()
                 return
             self._live[rec.request_id] = job
-        self.journal.mark_running(rec.request_id)
-        job.add_done_callback(lambda j: self._finished(rec, j))
+            job.add_done_callback(lambda j: self._finished(rec, j))
 
     def _finished(self, rec: JobRecord, job: Job) -> None:
         error = job.error()
@@ -144,11 +147,8 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             job = self._live.get(request_id)
         if job is not None:
             done = threading.Event()
-            job.add_done_callback(lambda _: done.set())
+            job.add_done_callback(lambda _: done.set())  # runs after _finished: the journal is current
             done.wait(timeout)
-            deadline = time.monotonic() + 5  # the journal entry follows the job's end at once
-            while time.monotonic() < deadline and self._state(request_id) in ("queued", "running") and done.is_set():
-                time.sleep(0.01)
         return self.journal.get(request_id)
 
     def live_jobs(self) -> list[Job]:
@@ -166,10 +166,6 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         self.metrics.limit.set(self.engine.budget.total)
         return generate_latest(self.metrics.registry).decode()
 
-    def _state(self, request_id: str) -> str | None:
-        rec = self.journal.get(request_id)
-        return None if rec is None else rec.state
-
     # ---- rpcs
     def SubmitProof(self, request, context):
         rec, position = self._submit(request, context)
@@ -182,7 +178,7 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         if kind != "porep":
             context.abort(grpc.StatusCode.UNIMPLEMENTED, f"proof_kind {kind}: only POREP_SEAL_COMMIT is proved here")
         try:
-            parse_porep(request.vanilla_proof, request.sector_size)
+            c1 = parse_porep(request.vanilla_proof, request.sector_size)
         except CuzkError as e:
             self._reject(context, f"vanilla_proof: {e}")
         priority = PRIORITIES.get(request.priority, Priority.POREP)
@@ -195,7 +191,7 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             self._reject(context, str(e))
         position = self.journal.counts().get("queued", 1) - 1
         if rec.state == "queued":
-            self._start(rec)
+            self._start(rec, c1)
         return rec, max(position, 0)
 
     def _reject(self, context, message: str) -> None:
