@@ -12,6 +12,11 @@ Keys that curio's cuzk daemon has with the same meaning keep its names. Every ke
                                    admit fewer at a time
     gpu_queue_depth = 2            synthesized partitions waiting for a GPU, at most (integer >= 1);
                                    synthesis waits while the queue is full
+    witness_batch = 10             partitions of one circuit whose packed witnesses (PoRep) a GPU
+                                   worker expands in one witness-program run (integer >= 1): it
+                                   takes those waiting in the GPU queue, so raise gpu_queue_depth
+                                   with it; on a GPU also at most as many as fit in vram_fraction
+                                   of its free memory
 
     [memory]
     host_cap                       (not set) a host RAM cap, bytes or a size such as "48GiB": set it
@@ -72,6 +77,7 @@ class GpuConfig:
 class PipelineConfig:
     max_parallel_synthesis: int = 2
     gpu_queue_depth: int = 2
+    witness_batch: int = 10
 
 
 @dataclass(frozen=True)
@@ -182,7 +188,8 @@ Parser = Callable[[Any, Path], Any]
 _SCHEMA: dict[str, tuple[type, dict[str, tuple[Parser, Callable[[str], Any]]]]] = {
     "gpus": (GpuConfig, {"devices": (_devices, _list_text), "gpu_workers_per_device": (_integer(1), _int_text)}),
     "pipeline": (PipelineConfig, {"max_parallel_synthesis": (_integer(1), _int_text),
-                                  "gpu_queue_depth": (_integer(1), _int_text)}),
+                                  "gpu_queue_depth": (_integer(1), _int_text),
+                                  "witness_batch": (_integer(1), _int_text)}),
     "memory": (MemoryConfig, {
         "host_cap": (_size(allow_zero=False), str), "host_margin": (_size(allow_zero=True), str),
         "vram_fraction": (_positive(1.0, "must be a number in (0, 1]"), _float_text),

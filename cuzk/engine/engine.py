@@ -23,7 +23,11 @@ neither, the item reserves SYNTHESIS_GUESS_FACTOR witnesses for it) and the prov
 c, h over the domain: 4 x 32 x domain size). A circuit's first item without a calibration runs alone,
 through its proof: what it measures (the synthesis growth, the engine process's growth on first use)
 sizes the next ones. A PoRep item's synthesis only packs its inputs (cuzk.porep.program_witness); the
-GPU worker computes the witness by the circuit's witness program on its backend.
+GPU worker computes the witness by the circuit's witness program on its backend. Its run takes about
+as long for many partitions as for one (thousands of dependent levels), so a worker that takes such
+an item also takes the packed items of the same circuit waiting in the GPU queue, in priority order
+and never past a higher-priority item of another circuit, up to pipeline.witness_batch (and on a GPU
+what fits in its free memory: _batch_cap); it expands them in one run, then proves them one by one.
 tests/engine/test_watchdog.py runs the engine under a watchdog that SIGKILLs it past the cap.
 """
 from __future__ import annotations
@@ -52,7 +56,7 @@ from cuzk import groth16
 from cuzk.backend import Backend, device_backends
 from cuzk.engine.budget import MemoryBudget, Reservation, host_limit
 from cuzk.engine.config import CONFIG_ENV, EngineConfig, resolve
-from cuzk.errors import CuzkError, InputError, ProofVerificationError, UnsatisfiedConstraintError
+from cuzk.errors import CuzkError, InputError, ProofVerificationError, SynthesisError, UnsatisfiedConstraintError
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import AnyCircuit, CompiledCircuit, Proof
 from cuzk.porep import pce_cache, program_witness
@@ -437,26 +441,88 @@ class Engine:
                     return None
                 self._cond.wait()
 
+    def _batchmates(self, head: _Item, backend: Backend) -> list[_Item]:
+        """The items of the GPU queue to expand with `head` (see _batch): none unless its witness is packed."""
+        if head.job.done or not _packed(head):
+            return []
+        free = _device_free(backend)  # a device query and maybe a circuit's load: outside the lock
+        cap = _batch_cap(self.config, self.preload(head.job.spec).circuit, free)
+        with self._cond:
+            return _batch(self._gpu_queue, head, cap - 1)
+
     def _gpu_worker(self, backend: Backend) -> None:
-        while (item := self._next_gpu()) is not None:
+        while (head := self._next_gpu()) is not None:
+            batch = [head]
             try:
-                if not item.job.done:
-                    item.job._partition_done(item.k, self._prove(item, backend))
-            except BaseException as e:  # noqa: BLE001 - the job carries the error
-                item.job._finish(error=e)
+                batch += self._batchmates(head, backend)
+                self._run(batch, backend)
+            except BaseException as e:  # noqa: BLE001 - outside any one item's proof: the batch's jobs carry it
+                for item in batch:
+                    item.job._finish(error=e)
             finally:
+                for item in batch:
+                    self._release(item)
+
+    def _run(self, batch: list[_Item], backend: Backend) -> None:
+        """Prove a batch's items one after the other, their packed witnesses expanded together first.
+        Each item's error goes to its job; a job finished meanwhile (cancelled, failed) has its items
+        skipped. Each item is released as it ends, except that witnesses in host memory (a host
+        backend's: maybe rows of one array) stay reserved until the batch ends, while they live."""
+        live = [item for item in batch if not item.job.done]
+        if not live:
+            return
+        for item in live:
+            item.job.partition_state[item.k] = "proving"
+            self._event(item.job, item.k, "gpu_start")
+        witnesses = self._expand(live, backend) if _packed(live[0]) else [live[0].witness]
+        for item, w in zip(live, witnesses):
+            if isinstance(w, BaseException):
+                item.job._finish(error=w)
+            elif not item.job.done:
+                try:
+                    item.job._partition_done(item.k, self._prove(item, w, backend))
+                except BaseException as e:  # noqa: BLE001 - the job carries the error
+                    item.job._finish(error=e)
+            if not isinstance(w, np.ndarray):  # a host witness (maybe a row of the batch's) goes with the batch
                 self._release(item)
 
-    def _prove(self, item: _Item, backend: Backend) -> Proof:
+    def _expand(self, batch: list[_Item], backend: Backend) -> list[Any]:
+        """The full witnesses of a batch of packed items, by one run of the circuit's witness program
+        (timings witness.{k}: the run's seconds, witness_batch.{k}: its partitions). When the batch
+        fails (e.g. SynthesisError: one partition's inputs are inconsistent), each item is expanded
+        alone, so that only a failing item gets its error, in place of its witness."""
+        res = self.preload(batch[0].job.spec)
+        if len(batch) > 1:
+            try:
+                return self._expand_timed(res, batch, backend)
+            except Exception as e:  # noqa: BLE001 - each item alone finds the one at fault
+                log.warning("engine: a batch of %d witnesses failed (%s); expanding each alone", len(batch), e)
+        return [self._expand_one(res, item, backend) for item in batch]
+
+    def _expand_one(self, res: Resident, item: _Item, backend: Backend) -> Any:
+        """One item's full witness, or the error its expansion raised (a SynthesisError naming its job
+        and partition)."""
+        try:
+            return self._expand_timed(res, [item], backend)[0]
+        except SynthesisError as e:
+            return SynthesisError(f"{item.job.id} partition {item.k}: {e}")
+        except Exception as e:  # noqa: BLE001 - the item's job carries it
+            return e
+
+    def _expand_timed(self, res: Resident, batch: list[_Item], backend: Backend) -> list[Any]:
+        """The batch's witnesses by one program_witness.expand, its time and size in the jobs' timings."""
+        t = time.perf_counter()
+        w = program_witness.expand(res.circuit, [item.witness for item in batch], backend, host=False)
+        seconds = time.perf_counter() - t
+        for item in batch:
+            item.job.timings.update({f"witness.{item.k}": seconds, f"witness_batch.{item.k}": len(batch)})
+        return list(w)
+
+    def _prove(self, item: _Item, w: Any, backend: Backend) -> Proof:
+        """Check the full witness `w`'s public inputs, prove (checking a.b = c) and verify."""
         job, k = item.job, item.k
         res = self.preload(job.spec)
-        job.partition_state[k] = "proving"
-        self._event(job, k, "gpu_start")
-        w, x = item.witness, list(job.tasks[k].inputs)
-        if isinstance(w, program_witness.PackedWitness):
-            t = time.perf_counter()
-            w = program_witness.expand(res.circuit, [w], backend, host=False)[0]
-            job.timings[f"witness.{k}"] = time.perf_counter() - t
+        x = list(job.tasks[k].inputs)
         if Fr.to_ints(to_host(w[1:res.circuit.num_inputs])) != x:
             raise InputError(f"{job.id} partition {k}: the witness's public inputs differ from the expected ones")
         try:
@@ -486,6 +552,59 @@ class Engine:
         if self._timeline_path is not None:
             with self._timeline_path.open("a") as f:
                 f.write(json.dumps(event) + "\n")
+
+
+def _packed(item: _Item) -> bool:
+    return isinstance(item.witness, program_witness.PackedWitness)
+
+
+def _batch(queue: list[_Item], head: _Item, n: int) -> list[_Item]:
+    """Up to n items of the heap `queue` to expand with `head`: of its circuit, with packed witnesses,
+    in priority order, removed from the heap. An item left waiting (another circuit's, or a full
+    witness) is never overtaken by one of lower priority: the scan stops there. Finished jobs' items
+    are left for the worker that pops them."""
+    taken: list[_Item] = []
+    waiting: int | None = None  # the priority of the first item left waiting
+    for item in sorted(queue):
+        if len(taken) == n or (waiting is not None and item.priority > waiting):
+            break
+        if item.job.done:
+            continue
+        if item.job.spec.key == head.job.spec.key and _packed(item):
+            taken.append(item)
+        elif waiting is None:
+            waiting = item.priority
+    if taken:
+        ids = {id(item) for item in taken}
+        queue[:] = [item for item in queue if id(item) not in ids]
+        heapq.heapify(queue)
+    return taken
+
+
+def _batch_cap(config: EngineConfig, circuit: AnyCircuit, free: int | None) -> int:
+    """How many partitions of `circuit` to expand at once: pipeline.witness_batch, and with `free`
+    bytes free on the GPU (None: a host backend) no more than fit there (32 bytes per variable each)
+    in memory.vram_fraction of them, less one partition's prover vectors (4 x 32 x domain size); at
+    least one. The engine keeps no VRAM ledger for items (the CUDA backend counts only its own tables),
+    so this is the memory free when the batch forms: two workers of one device forming batches at the
+    same moment may both count the same bytes. The batch's witnesses stay on the device until its last
+    item is proved."""
+    cap = config.pipeline.witness_batch
+    if free is None:
+        return cap
+    room = config.memory.vram_fraction * free - 4 * 32 * circuit.domain_size
+    return max(1, min(cap, int(room // (32 * (circuit.num_inputs + circuit.num_aux)))))
+
+
+def _device_free(backend: Backend) -> int | None:
+    """Bytes free on a CUDA backend's device now, the unused blocks of CuPy's pool included (its
+    allocations reuse them); None for a host backend."""
+    if backend.name != "cuda":
+        return None
+    import cupy
+
+    with cupy.cuda.Device(backend.device):
+        return int(cupy.cuda.runtime.memGetInfo()[0]) + int(cupy.get_default_memory_pool().free_bytes())
 
 
 def read_calibration(spec: CircuitSpec) -> int | None:

@@ -1,6 +1,7 @@
-"""Small circuits for the engine tests: one constraint system shape, y_i = x_i (x_i + 1) per public
-input x_i, whose witness depends on the inputs (module-level functions: they run in the engine's
-synthesis processes)."""
+"""Small circuits for the engine tests (module-level functions: they run in the engine's synthesis
+processes): one constraint system shape, y_i = x_i (x_i + 1) per public input x_i, whose witness
+depends on the inputs; and a circuit with a witness program, whose synthesis packs its inputs and free
+values as a PoRep partition's does."""
 from __future__ import annotations
 
 import time
@@ -8,7 +9,14 @@ import time
 import numpy as np
 
 from cuzk.ff.fields import Fr
+from cuzk.gadgets import boolean, num
+from cuzk.groth16 import CompiledCircuit
+from cuzk.porep.program_witness import PackedWitness
 from cuzk.r1cs import ONE, ConstraintSystem
+from cuzk.r1cs import witness_program
+from cuzk.r1cs.pce import build
+
+PROGRAM_WIDTH, PROGRAM_BITS = 4, 8  # instances of the program circuit's block, bits of each input
 
 
 def inputs_circuit(values: list[int], wrong: bool = False) -> ConstraintSystem:
@@ -43,3 +51,40 @@ def heavy_witness(values: list[int], alloc_mb: int, hold: float = 0.0) -> np.nda
     assert scratch.size == 0 or scratch[0] == 2.0
     del scratch
     return out
+
+
+def _bits(values: list[int]) -> np.ndarray:
+    return (np.array(values)[:, None] >> np.arange(PROGRAM_BITS)) & 1
+
+
+def program_free(values: list[int]) -> np.ndarray:
+    """The program circuit's free bits for inputs `values`, (PROGRAM_WIDTH, PROGRAM_BITS), a function of them."""
+    return _bits([(7 * x + 3) % (1 << PROGRAM_BITS) for x in values]).astype(bool)
+
+
+def program_circuit(values: list[int] | None = None) -> ConstraintSystem:
+    """One block of PROGRAM_WIDTH instances: the public input x_i (< 2^PROGRAM_BITS) unpacked into
+    bits, free bits f_i, and x_i AND f_i bit by bit. Its witness program computes the bits of x_i
+    from the input (SynthesisError for an input too large for them) and the ANDs. Without values:
+    the constraints only."""
+    cs = ConstraintSystem("constraints" if values is None else "both")
+    with cs.batch(PROGRAM_WIDTH) as blk:
+        x = boolean.alloc(blk, PROGRAM_BITS, None if values is None else _bits(values))
+        num.pack_into_inputs(blk, x)
+        f = boolean.alloc(blk, PROGRAM_BITS, None if values is None else program_free(values))
+        boolean.and_(blk, x, f)
+    return cs
+
+
+def program_compiled() -> CompiledCircuit:
+    """program_circuit's PCE with its witness program."""
+    cs = program_circuit()
+    pce = build(cs)
+    return CompiledCircuit(pce, witness_program.compile_program(pce, witness_program.hint_matrices(cs, pce)))
+
+
+def packed(values: list[int]) -> PackedWitness:
+    """The packed witness of program_circuit(values): its inputs and free bits (an input of
+    2^PROGRAM_BITS or more packs all the same; its expansion fails)."""
+    free = Fr.from_ints([int(b) for b in program_free(values).reshape(-1)]).reshape(PROGRAM_WIDTH, PROGRAM_BITS, 4)
+    return PackedWitness(Fr.from_ints([1, *values]), np.zeros((0, 4), np.uint64), free)
