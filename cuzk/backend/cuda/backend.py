@@ -10,6 +10,7 @@ from cuzk.backend.cuda import device as cuda_device
 from cuzk.backend.cuda import msm
 from cuzk.backend.cuda import ntt as ntt_cuda
 from cuzk.backend.cuda import pce as pce_cuda
+from cuzk.backend.cuda import setup as setup_cuda
 from cuzk.backend.cuda import spmv
 from cuzk.backend.cuda import witness as witness_cuda
 from cuzk.backend.cuda.device import cupy
@@ -127,6 +128,17 @@ class CudaBackend:
     def quotient(self, a, b, c):
         with self._on_device():
             return ntt_cuda.quotient(a, b, c)
+
+    # ---- Groth16 setup (not part of the Backend interface) -----------------------------------------
+    def setup_key_points(self, pce: TemplateCircuit, tau: int, alpha: int, beta: int, gamma: int, delta: int,
+                         a_dense: np.ndarray, b_dense: np.ndarray, keep_on_device: bool = False,
+                         progress: bool = False) -> setup_cuda.KeyPoints:
+        """Every group element of the Groth16 key of a template-form circuit for the given toxic waste,
+        computed on this device (cuzk.backend.cuda.setup.key_points, its peak reserved under the VRAM
+        budget); the query vectors stay on the device when keep_on_device, else they come back as numpy."""
+        with self._on_device():
+            return setup_cuda.key_points(pce, tau, alpha, beta, gamma, delta, a_dense, b_dense, self._reserve,
+                                         self.residency, keep_on_device, progress)
 
     # ---- bases ---------------------------------------------------------------------------------
     def prepare_bases_g1(self, bases, precompute: bool = True) -> PreparedBases:

@@ -6,7 +6,8 @@ A module is one .cu file under kernels/ (package data, read with importlib.resou
 finds the module holding kernel `name` (KERNELS), compiles it with NVRTC for that device's
 architecture (-arch=sm_XY read from the device at run time) unless the cubin is cached, and returns
 the CuPy RawKernel, cached per device. On a miss every uncached module of the same family (all the
-prover's, or all the test kernels) is compiled with it, concurrently (NVRTC releases the GIL).
+prover's, the Groth16 setup's, or the test kernels) is compiled with it, concurrently (NVRTC releases
+the GIL).
 
 Cubins live in $CUZK_CACHE_DIR, else $XDG_CACHE_HOME/cuzk, else ~/.cache/cuzk, under kernels/, named
 <module>-<arch>-<key>.cubin; the key hashes the inlined source, the architecture, the options and the
@@ -48,7 +49,7 @@ class Module:
 
     name: str
     path: str
-    family: str  # "prover" or "test": a miss compiles every uncached module of its family
+    family: str  # "prover", "setup" or "test": a miss compiles every uncached module of its family
     kernels: tuple[str, ...]
 
 
@@ -64,6 +65,9 @@ MODULES: dict[str, Module] = {m.name: m for m in (
     Module("spmv", "spmv/spmv.cu", "prover", ("fr_spmv_i32", "fr_spmv_i64")),
     Module("pce", "pce/pce.cu", "prover", ("pce_evaluate", "fr_first_unsatisfied")),
     Module("witness", "witness/witness.cu", "prover", ("witness_level", "witness_program")),
+    Module("setup_fr", "setup/setup_fr.cu", "setup", ("setup_lagrange", "pce_transpose", "setup_fold", "fr_lincomb")),
+    Module("setup_g1", "setup/setup_g1.cu", "setup", ("fb_table_g1", "fb_mul_g1")),
+    Module("setup_g2", "setup/setup_g2.cu", "setup", ("fb_table_g2", "fb_mul_g2")),
     Module("test_ff", "test/ff.cu", "test", ("bench_fq_mul", "bench_fr_mul", "fq_mul_vec")),
     Module("test_g1", "test/ec_g1.cu", "test", ("scalar_mul_g1", "add_pairs_g1")),
     Module("test_g2", "test/ec_g2.cu", "test", ("scalar_mul_g2", "add_pairs_g2")),
