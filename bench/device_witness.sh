@@ -9,14 +9,14 @@ export PYTHONPATH=.:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
 step() { echo; echo "== $1 ($(date +%T))"; }
 nvidia-smi --query-gpu=name,compute_cap,memory.used,memory.total --format=csv,noheader
 step "gpu tests"
-timeout 240 python3 -m pytest -q -p no:cacheprovider -m "gpu" -rs tests/backend/cuda/test_witness.py tests/porep/test_program_witness.py \
+timeout ${TESTS_S:-240} python3 -m pytest -q -x -p no:cacheprovider -m "gpu and not slow" -rs tests/backend/cuda/test_witness.py tests/porep/test_program_witness.py \
   tests/groth16/test_prove_cuda.py tests/backend/cuda/test_pce.py tests/backend/cuda/test_backend.py tests/backend/test_interface.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -8
 step "gpu slow: a 2KiB proof from the GPU witness"
 timeout 200 python3 -m pytest -q -p no:cacheprovider -m "gpu and slow" -rs tests/porep/test_program_witness.py 2>&1 | tee "$OUT/gpu_slow.log" | tail -4
-for args in "StackedDrg2KiBV1_1 --partitions 1 --gadgets" "StackedDrg8MiBV1_1 --partitions 1"; do
+for args in "StackedDrg2KiBV1_1 --partitions 1 --gadgets" "StackedDrg8MiBV1_1 --partitions 2"; do
   set -- $args
   step "bench.witness $args"
-  timeout 100 python3 -m bench.witness --proof $args --backends cpu,cuda --reps 3 --out "$OUT/results" 2>&1 | tee -a "$OUT/witness.log" | tail -5
+  timeout 100 python3 -m bench.witness --proof $args --backends cpu,cuda --reps 5 --grids ${GRIDS:-0,132} --out "$OUT/results" 2>&1 | tee -a "$OUT/witness.log" | tail -6
 done
-step "bench.witness 32GiB partition"
-timeout 240 python3 -m bench.witness --proof StackedDrg32GiBV1_1 --backends cpu,cuda --reps 2 --out "$OUT/results" 2>&1 | tee -a "$OUT/witness.log" | tail -5
+step "bench.witness 32GiB partitions"
+timeout 240 python3 -m bench.witness --proof StackedDrg32GiBV1_1 --partitions ${P32:-2} --backends cpu,cuda --reps 2 --out "$OUT/results" 2>&1 | tee -a "$OUT/witness.log" | tail -6

@@ -40,8 +40,8 @@ def main() -> None:
     backends = args.backends.split(",")
 
     t = time.perf_counter()
-    circuit = pw.compiled(args.proof, progress=True)
-    pce, program = circuit.pce, circuit.program
+    compiled = pw.compiled(args.proof, progress=True)
+    pce, program = compiled.pce, compiled.program
     load_ms = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     c1 = synthetic_c1(args.proof, prover_id=bytes(range(32)), sector_id=1, ticket=b"\x05" * 32, seed=b"\x06" * 32,
@@ -61,7 +61,7 @@ def main() -> None:
     cpu_ms = []
     for _ in range(args.reps):
         t = time.perf_counter()
-        ref = pw.expand(circuit, packs, cpu)
+        ref = pw.expand(compiled, packs, cpu)
         cpu_ms.append((time.perf_counter() - t) * 1e3)
     cpu_ms = cpu_ms[1:] if len(cpu_ms) > 1 else cpu_ms  # the first run may compile (numba cache)
     peer = peer_ms = None

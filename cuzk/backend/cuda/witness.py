@@ -16,10 +16,14 @@ where a decomposition DEC_* gives each target bit e of the integer v in [0, r) (
 each bit taken once, and must use up every bit of v: else the inputs are inconsistent
 (SynthesisError, as run_cpu raises).
 
-A step's row sums run down the row, term after term, each term a chain of dependent loads: a
-level lasts as long as its longest row. So the steps of a level whose longest row has more than
-LONG_TERMS terms come first in the level (the upload reorders them: a level's steps are independent)
-and take a warp per (step, instance, partition), the lanes splitting the terms; the others a thread.
+The program's levels run one after the other, so the witness takes as long as its levels' longest
+chains of dependent loads (thousands of levels, few hundred steps each: latency, not bandwidth, is
+the cost). The upload gives each step its sides' term ranges (`heads`, read off the indptr arrays
+once), and a thread's step whose rows have at most 4 terms each (nearly all) loads all of its terms,
+then their columns, then their values, each round at once. The steps of a level whose longest row
+has more than LONG_TERMS terms come first in the level (the upload reorders them: a level's steps
+are independent) and take a warp per (step, instance, partition), the lanes splitting the terms; the
+others a thread each, on the warps after theirs.
 `cooperative` runs every run in one persistent launch of witness_program (grid sized from the
 kernel's occupancy so that all its blocks are resident, a grid barrier between levels); otherwise
 witness_level is launched once per level of each run. The circuit's arrays go to the device as
@@ -47,7 +51,7 @@ LONG_TERMS = 16  # a step whose longest row has more terms takes a warp per item
 _DEC_H = 5  # cuzk.r1cs.witness_program.DEC_H: the op on hint rows
 RUN_FIELDS = ("template", "k", "aux_col", "aux_per", "in_col", "in_per", "wire_off")
 _BLOCK_COLUMNS = [0, 1, 3, 4, 5, 6, 7]  # RUN_FIELDS in cuzk.r1cs.pce.BLOCK_FIELDS
-_PROGRAM_ARRAYS = ("runs", "prog_levels", "levels", "long_end", "steps", "inv", "coeffs", "coeff_log2", "wire_cols")
+_PROGRAM_ARRAYS = ("runs", "prog_levels", "levels", "long_end", "steps", "heads", "inv", "coeffs", "coeff_log2", "wire_cols")
 # struct wp_program: per matrix (A, B, C, HL, HR) its six arrays and widths, then _PROGRAM_ARRAYS
 _STRUCT = np.dtype([("words", np.uint64, (5 * (len(pce_cuda._MATRIX_ARRAYS) + 1) + len(_PROGRAM_ARRAYS),))])
 
@@ -59,22 +63,31 @@ def runs(pce, program) -> np.ndarray:
     return np.concatenate([plain, np.asarray(pce.blocks, np.int64).reshape(-1, 9)[:, _BLOCK_COLUMNS]])
 
 
-def long_first(pce, program) -> tuple[np.ndarray, np.ndarray]:
-    """(steps, long_end): the program's steps with each level's long ones (a row of more than
-    LONG_TERMS terms) first, and the end of level L's long steps, levels[L] <= long_end[L] <= levels[L+1]."""
+def ordered_steps(pce, program) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(steps, heads, long_end): the program's steps with each level's long ones (a row of more than
+    LONG_TERMS terms) first; each step's sides' terms, heads[s] = (first term of A, B, C; their counts),
+    HL, HR and an empty side for DEC_H (an empty side's first term 0), int32; and the end of level L's
+    long steps, levels[L] <= long_end[L] <= levels[L+1]."""
     steps, levels = program.steps, program.levels
     level_of = np.repeat(np.arange(len(levels) - 1), np.diff(levels))
     plain = np.arange(len(steps)) >= levels[program.prog_levels[-2]]  # the plain program's steps come last
     hint = steps[:, 0] == _DEC_H
-    longest = np.zeros(len(steps), np.int64)
-    for m, reads in ((pce.a, ~hint), (pce.b, ~hint), (pce.c, ~hint), (program.hl, hint), (program.hr, hint)):
-        for indptr, which in ((m.tpl_indptr, ~plain), (m.plain_indptr, plain)):
-            sel = np.flatnonzero(reads & which)
-            rows = steps[sel, 1]
-            longest[sel] = np.maximum(longest[sel], indptr[rows + 1].astype(np.int64) - indptr[rows])
-    long = longest > LONG_TERMS
+    heads = np.zeros((len(steps), 6), np.int64)
+    for side, mats in enumerate(((pce.a, program.hl), (pce.b, program.hr), (pce.c, None))):
+        for m, reads in zip(mats, (~hint, hint)):
+            if m is None:
+                continue
+            for indptr, which in ((m.tpl_indptr, ~plain), (m.plain_indptr, plain)):
+                sel = np.flatnonzero(reads & which)
+                rows = steps[sel, 1]
+                heads[sel, side] = indptr[rows]
+                heads[sel, 3 + side] = indptr[rows + 1].astype(np.int64) - indptr[rows]
+    heads[:, :3][heads[:, 3:] == 0] = 0
+    if heads.size and heads.max() > np.iinfo(np.int32).max:
+        raise InputError("witness program: a term index does not fit 32 bits")
+    long = heads[:, 3:].max(axis=1, initial=0) > LONG_TERMS
     order = np.lexsort((~long, level_of))
-    return steps[order], levels[:-1] + np.bincount(level_of[long], minlength=len(levels) - 1)
+    return steps[order], heads[order].astype(np.int32), levels[:-1] + np.bincount(level_of[long], minlength=len(levels) - 1)
 
 
 @dataclass(eq=False)
@@ -100,6 +113,7 @@ def program_bytes(program) -> int:
     the program's arrays, the run table and each level's end of long steps."""
     hints = sum(getattr(m, name).nbytes for m in (program.hl, program.hr) for name in pce_cuda._MATRIX_ARRAYS)
     own = sum(x.nbytes for x in (program.steps, program.levels, program.prog_levels, program.inv, program.coeff_log2))
+    own += 24 * program.steps.shape[0]  # heads
     return hints + own + program.levels.nbytes + 8 * len(RUN_FIELDS) * 64
 
 
@@ -117,9 +131,9 @@ def upload_program(pce, program, dev_pce: pce_cuda.DevicePce | None = None) -> D
     for name in ("prog_levels", "levels", "steps"):
         if getattr(program, name).dtype != np.int64:
             raise InputError(f"witness program: {name} must be int64, got {getattr(program, name).dtype}")
-    steps, long_end = long_first(pce, program)
+    steps, heads, long_end = ordered_steps(pce, program)
     host = {"runs": table, "prog_levels": program.prog_levels, "levels": program.levels, "long_end": long_end,
-            "steps": steps, "inv": program.inv, "coeff_log2": program.coeff_log2}
+            "steps": steps, "heads": heads, "inv": program.inv, "coeff_log2": program.coeff_log2}
     arrays = {name: cp.asarray(np.ascontiguousarray(arr)) for name, arr in host.items()}
     arrays["coeffs"], arrays["wire_cols"] = dev_pce.coeffs, dev_pce.wire_cols
     words = []
@@ -157,7 +171,7 @@ def run_device(dev: DeviceWitnessProgram, w, partitions: int, cooperative: bool 
         for r, (t, k) in enumerate(dev.runs[:, :2].tolist()):
             for level in range(int(dev.prog_levels[t]), int(dev.prog_levels[t + 1])):
                 s0, s1, s2 = int(dev.levels[level]), int(dev.long_end[level]), int(dev.levels[level + 1])
-                threads = max(32 * (s1 - s0), s2 - s1) * max(k, 1) * partitions
+                threads = (32 * (s1 - s0) + s2 - s1) * max(k, 1) * partitions
                 kernel((-(-threads // THREADS),), (THREADS,), (dev.args, np.uint32(r), np.uint64(level), w, *tail))
     if int(error.get()[0]):
         raise SynthesisError("witness program: a decomposition does not fit its value: the inputs are inconsistent")

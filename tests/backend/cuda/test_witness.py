@@ -103,18 +103,20 @@ def test_runs_and_long_steps_first():
     program = wp.compile_program(pce, wp.hint_matrices(cs, pce))
     table = witness_cuda.runs(pce, program)
     assert table.tolist() == [[pce.tpl_rows.shape[0] - 1] + [0] * 6] + pce.blocks[:, [0, 1, 3, 4, 5, 6, 7]].tolist()
-    steps, long_end = witness_cuda.long_first(pce, program)
+    steps, heads, long_end = witness_cuda.ordered_steps(pce, program)
     levels = program.levels
     assert (levels[:-1] <= long_end).all() and (long_end <= levels[1:]).all() and (long_end > levels[:-1]).any()
     plain0 = levels[program.prog_levels[-2]]
     for lv, (s0, s1, s2) in enumerate(zip(levels[:-1], long_end, levels[1:])):
         key = lambda a: sorted(map(tuple, a.tolist()))  # noqa: E731
         assert key(steps[s0:s2]) == key(program.steps[s0:s2]), lv
-        for part, long in ((steps[s0:s1], True), (steps[s1:s2], False)):
-            for op, row, *_ in part.tolist():
+        for part, head, long in ((steps[s0:s1], heads[s0:s1], True), (steps[s1:s2], heads[s1:s2], False)):
+            for (op, row, *_), (*first, na, nb, nc) in zip(part.tolist(), head.tolist()):
                 mats = (program.hl, program.hr) if op == wp.DEC_H else (pce.a, pce.b, pce.c)
                 ptrs = [m.plain_indptr if s0 >= plain0 else m.tpl_indptr for m in mats]
-                assert (max(int(p[row + 1] - p[row]) for p in ptrs) > witness_cuda.LONG_TERMS) == long
+                spans = [(int(p[row]), int(p[row + 1] - p[row])) for p in ptrs] + [(0, 0)] * (3 - len(ptrs))
+                assert [(f if n else 0, n) for f, n in spans] == list(zip(first, (na, nb, nc)))
+                assert (max(n for _, n in spans) > witness_cuda.LONG_TERMS) == long
 
 
 @gpu

@@ -14,8 +14,9 @@
 // long rows there), take a warp per item instead, the lanes splitting every row's terms and summing
 // over the warp with shuffles.
 //
-// A step (op, row, term, inv) reads row `row` of A, B, C (of the hint sides HL, HR for DEC_H). With
-// X.w = sum_e coeffs[cid_e] w[col_e] over the row's terms, X'.w the same without term `term` (an
+// A step (op, row, term, inv) reads row `row` of A, B, C (of the hint sides HL, HR for DEC_H), the
+// terms of each side given by its heads (first term, count: the host reads them off the indptr
+// arrays, so that a step's loads do not wait on them). With X.w = sum_e coeffs[cid_e] w[col_e] over the row's terms, X'.w the same without term `term` (an
 // absolute term index), a decomposition's *targets* the terms of its side (A, C, HR) off column 0
 // whose coefficient is 2^e (coeff_log2[cid] = e >= 0) and X0 the sum over X's other terms:
 //   SOLVE_C  w[col(term of C)] = (A.w B.w - C'.w) inv[inv]
@@ -33,6 +34,7 @@
 #include "ff/fr.cuh"
 
 #define WP_THREADS 256
+#define WP_SHORT 4  // a thread's step loads every term of rows of at most WP_SHORT terms at once
 
 // ops (cuzk.r1cs.witness_program)
 #define OP_SOLVE_C 0
@@ -79,6 +81,7 @@ struct wp_program {
   const long long* levels;       // (nlevels + 1,)
   const long long* long_end;     // (nlevels,): level L's long steps are levels[L] .. long_end[L]
   const long long* steps;        // (nsteps, 4): op, row, term, inv
+  const int* heads;              // (nsteps, 6): the first term and term count of each of its three sides
   const uint4* inv;              // (ninv,) Fr, Montgomery
   const uint4* coeffs;           // (ncoeff,) Fr, Montgomery; id 0 = 1, id 1 = -1
   const short* coeff_log2;       // (ncoeff,) e where coeffs[id] = 2^e, else -1
@@ -115,27 +118,27 @@ __device__ __forceinline__ u32 wp_id(const void* p, u64 e, bool wide) {
   return wide ? __ldg(static_cast<const u32*>(p) + e) : (u32)__ldg(static_cast<const unsigned short*>(p) + e);
 }
 
-// [e0, e1): the terms of row `row`
-__device__ __forceinline__ void wp_terms(const wp_matrix& m, const wp_inst& x, u64 row, u64& e0, u64& e1) {
-  if (x.k == 0) {
-    e0 = __ldg(m.plain_indptr + row);
-    e1 = __ldg(m.plain_indptr + row + 1);
-  } else {
-    e0 = wp_index(m.tpl_indptr, row, m.widths & W_TPL_INDPTR);
-    e1 = wp_index(m.tpl_indptr, row + 1, m.widths & W_TPL_INDPTR);
-  }
+// term e as stored: its column (plain program) or its template variable
+__device__ __forceinline__ long long wp_raw(const wp_matrix& m, const wp_inst& x, u64 e) {
+  return x.k == 0 ? wp_index(m.plain_cols, e, m.widths & W_PLAIN_COLS) : wp_index(m.tpl_vars, e, m.widths & W_TPL_VARS);
 }
 
-// the column of term e in instance x
-__device__ __forceinline__ long long wp_col(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 e) {
-  if (x.k == 0) return wp_index(m.plain_cols, e, m.widths & W_PLAIN_COLS);
-  const long long v = wp_index(m.tpl_vars, e, m.widths & W_TPL_VARS), index = v >> 2;
-  switch ((int)(v & 3)) {
+// the column of a stored term `raw` (wp_raw) in instance x
+__device__ __forceinline__ long long wp_resolve(const wp_program& p, const wp_matrix& m, const wp_inst& x,
+                                                long long raw) {
+  if (x.k == 0) return raw;
+  const long long index = raw >> 2;
+  switch ((int)(raw & 3)) {
     case 0: return index;
     case 1: return x.aux0 + index;
     case 2: return x.in0 + index;
     default: return wp_index(p.wire_cols, x.wire0 + index * x.k, m.widths & W_WIRE_COLS);
   }
+}
+
+// the column of term e in instance x
+__device__ __forceinline__ long long wp_col(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 e) {
+  return wp_resolve(p, m, x, wp_raw(m, x, e));
 }
 
 __device__ __forceinline__ u32 wp_cid(const wp_matrix& m, const wp_inst& x, u64 e) {
@@ -167,15 +170,22 @@ __device__ __forceinline__ int wp_kind(const fr_t& y, const uint4* __restrict__ 
   return zero == 0 ? 0 : diff == 0 ? 1 : 2;
 }
 
-// sum_e coeffs[cid_e] w[col_e] over the terms of `row` but term `skip`; with known_only, over those a
+// acc + coeffs[id] y; most values are bits: 0 adds nothing, 1 adds the coefficient
+__device__ __forceinline__ fr_t wp_add_term(const fr_t& acc, const fr_t& y, u32 id, const uint4* __restrict__ coeffs) {
+  const int kind = wp_kind(y, coeffs);
+  if (kind == 0) return acc;
+  if (id == 1) return fr_sub(acc, y);
+  if (id == 0) return fr_add(acc, y);
+  return fr_add(acc, kind == 1 ? wp_const(coeffs, id) : fr_mul(wp_const(coeffs, id), y));
+}
+
+// sum_e coeffs[cid_e] w[col_e] over the terms [e0, e1) of a row but term `skip`; with known_only, over those a
 // decomposition does not target only (on column 0, or with a coefficient other than 2^e). Lane
 // `lane` of LANES takes terms e0 + lane, e0 + lane + LANES, ...; every lane gets the sum. (Loops over
 // terms are unrolled so that several terms' chains of loads are in flight at once.)
 template <int LANES>
-__device__ __forceinline__ fr_t wp_dot(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 row, u64 skip,
-                                       bool known_only, const uint4* w, u32 lane) {
-  u64 e0, e1;
-  wp_terms(m, x, row, e0, e1);
+__device__ __forceinline__ fr_t wp_dot(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 e0, u64 e1,
+                                       u64 skip, bool known_only, const uint4* w, u32 lane) {
   fr_t acc = {{0, 0, 0, 0, 0, 0, 0, 0}};
 #pragma unroll 4
   for (u64 e = e0 + lane; e < e1; e += LANES) {
@@ -183,30 +193,20 @@ __device__ __forceinline__ fr_t wp_dot(const wp_program& p, const wp_matrix& m, 
     const long long col = wp_col(p, m, x, e);
     const u32 id = wp_cid(m, x, e);
     if (known_only && col != 0 && __ldg(p.coeff_log2 + id) >= 0) continue;
-    const fr_t y = wp_get(w, col);
-    const int kind = wp_kind(y, p.coeffs);  // most values are bits: 0 adds nothing, 1 adds the coefficient
-    if (kind == 0) continue;
-    if (kind == 1) {
-      acc = id == 1 ? fr_sub(acc, y) : fr_add(acc, id == 0 ? y : wp_const(p.coeffs, id));
-    } else {
-      acc = id == 0 ? fr_add(acc, y) : id == 1 ? fr_sub(acc, y) : fr_add(acc, fr_mul(wp_const(p.coeffs, id), y));
-    }
+    acc = wp_add_term(acc, wp_get(w, col), id, p.coeffs);
   }
   return wp_sum<LANES>(acc);
 }
 
 
-
-// Each target of `row` (off column 0, coefficient 2^s) gets bit s of v's canonical integer (Fr one or
-// zero), the bit then cleared so that it is taken once (the lanes split the targets, whose exponents
-// are distinct); false when v has a bit that no lane took.
+// Each target of the side's terms [e0, e1) (off column 0, coefficient 2^s) gets bit s of v's canonical
+// integer (Fr one or zero), the bit then cleared so that it is taken once (the lanes split the
+// targets, whose exponents are distinct); false when v has a bit that no lane took.
 template <int LANES>
-__device__ __forceinline__ bool wp_bits(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 row,
+__device__ __forceinline__ bool wp_bits(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 e0, u64 e1,
                                         const fr_t& v, uint4* w, u32 lane) {
   fr_t rest = fr_from_mont(v);
   const fr_t one = wp_const(p.coeffs, 0);
-  u64 e0, e1;
-  wp_terms(m, x, row, e0, e1);
 #pragma unroll 4
   for (u64 e = e0 + lane; e < e1; e += LANES) {
     const long long col = wp_col(p, m, x, e);
@@ -235,80 +235,148 @@ __device__ __forceinline__ bool wp_bits(const wp_program& p, const wp_matrix& m,
   return left == 0;
 }
 
-// SOLVE_A (x in A, y = B) or SOLVE_B (x in B, y = A): w[col(term)] = (C.w - Y.w X'.w) inv
-template <int LANES>
-__device__ __forceinline__ void wp_solve_ab(const wp_program& p, const wp_matrix& xm, const wp_matrix& ym,
-                                            const wp_inst& x, u64 row, u64 term, const fr_t& inv, uint4* w, u32 lane) {
-  const fr_t cw = wp_dot<LANES>(p, p.c, x, row, ~0ull, false, w, lane);
-  const fr_t yw = wp_dot<LANES>(p, ym, x, row, ~0ull, false, w, lane);
-  const fr_t rest = wp_dot<LANES>(p, xm, x, row, term, false, w, lane);
-  if (lane == 0) wp_put(w, wp_col(p, xm, x, term), fr_mul(fr_sub(cw, fr_mul(yw, rest)), inv));
+// The sums of a step's three sides m0, m1, m2 (terms e0[q] .. e0[q] + n[q]) by one thread, all of
+// whose rows have at most WP_SHORT terms: every side's term loads first, then their columns, then
+// every value, so that a step waits on three rounds of loads rather than a chain per term. Side
+// `unknown` leaves out term `term`, side `dec` its targets, as wp_dot does. (The same gathering for
+// a warp's long rows, 8 terms a lane, measured slower on the H200 than wp_dot's loop: 78 ms against
+// 58 for the 2KiB witness.)
+__device__ __forceinline__ void wp_sides_short(const wp_program& p, const wp_matrix& m0, const wp_matrix& m1,
+                                               const wp_matrix& m2, const wp_inst& x, const u64 e0[3],
+                                               const u64 n[3], u64 term, int unknown, int dec, const uint4* w,
+                                               fr_t sum[3]) {
+  long long col[3][WP_SHORT];
+  u32 id[3][WP_SHORT];
+#pragma unroll
+  for (int q = 0; q < 3; q++) {
+    const wp_matrix& m = q == 0 ? m0 : q == 1 ? m1 : m2;
+#pragma unroll
+    for (int j = 0; j < WP_SHORT; j++) {  // a valid term for every j (the row's last again), loaded unconditionally
+      const u64 e = e0[q] + min((u64)j, n[q] - 1);
+      col[q][j] = n[q] ? wp_raw(m, x, e) : 0;
+      id[q][j] = n[q] ? wp_cid(m, x, e) : 0;
+    }
+  }
+  bool use[3][WP_SHORT];
+#pragma unroll
+  for (int q = 0; q < 3; q++) {
+#pragma unroll
+    for (int j = 0; j < WP_SHORT; j++) {
+      col[q][j] = wp_resolve(p, q == 0 ? m0 : q == 1 ? m1 : m2, x, col[q][j]);
+      use[q][j] = j < n[q] && !(q == unknown && e0[q] + j == term);
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < 3; q++) {
+#pragma unroll
+    for (int j = 0; j < WP_SHORT; j++)
+      if (q == dec && use[q][j] && col[q][j] != 0 && __ldg(p.coeff_log2 + id[q][j]) >= 0) use[q][j] = false;
+  }
+  fr_t y[3][WP_SHORT];
+#pragma unroll
+  for (int q = 0; q < 3; q++) {
+#pragma unroll
+    for (int j = 0; j < WP_SHORT; j++) y[q][j] = use[q][j] ? wp_get(w, col[q][j]) : fr_t{{0, 0, 0, 0, 0, 0, 0, 0}};
+  }
+#pragma unroll
+  for (int q = 0; q < 3; q++) {
+    sum[q] = fr_t{{0, 0, 0, 0, 0, 0, 0, 0}};
+#pragma unroll
+    for (int j = 0; j < WP_SHORT; j++)
+      if (use[q][j]) sum[q] = wp_add_term(sum[q], y[q][j], id[q][j], p.coeffs);
+  }
 }
 
 // Step s for instance x of partition witness w, by lane `lane` of LANES; false when its decomposition
-// does not fit.
+// does not fit. Its sides are A, B, C (HL, HR and an empty one for DEC_H), each side's terms
+// heads[s] gives; sum[q] is side q's X.w, without the unknown term or the decomposition's targets.
 template <int LANES>
 __device__ __forceinline__ bool wp_step(const wp_program& p, u64 s, const wp_inst& x, uint4* w, u32 lane) {
   const long long* st = p.steps + 4 * s;
+  const int* hd = p.heads + 6 * s;
   const int op = (int)__ldg(st);
-  const u64 row = __ldg(st + 1), term = __ldg(st + 2), all = ~0ull;
-  if (op == OP_DEC_H) {
-    const fr_t v = fr_sub(wp_dot<LANES>(p, p.hl, x, row, all, false, w, lane),
-                          wp_dot<LANES>(p, p.hr, x, row, all, true, w, lane));
-    return wp_bits<LANES>(p, p.hr, x, row, v, w, lane);
+  const u64 term = __ldg(st + 2);
+  u64 e0[3], n[3];
+#pragma unroll
+  for (int q = 0; q < 3; q++) {
+    e0[q] = (u32)__ldg(hd + q);
+    n[q] = (u32)__ldg(hd + 3 + q);
   }
-  if (op == OP_DEC_C) {
-    const fr_t ab = fr_mul(wp_dot<LANES>(p, p.a, x, row, all, false, w, lane),
-                           wp_dot<LANES>(p, p.b, x, row, all, false, w, lane));
-    return wp_bits<LANES>(p, p.c, x, row, fr_sub(ab, wp_dot<LANES>(p, p.c, x, row, all, true, w, lane)), w, lane);
-  }
-  const fr_t inv = wp_const(p.inv, __ldg(st + 3));
-  if (op == OP_DEC_A) {
-    const fr_t cw = fr_mul(wp_dot<LANES>(p, p.c, x, row, all, false, w, lane), inv);
-    return wp_bits<LANES>(p, p.a, x, row, fr_sub(cw, wp_dot<LANES>(p, p.a, x, row, all, true, w, lane)), w, lane);
-  }
-  if (op == OP_SOLVE_C) {
-    const fr_t ab = fr_mul(wp_dot<LANES>(p, p.a, x, row, all, false, w, lane),
-                           wp_dot<LANES>(p, p.b, x, row, all, false, w, lane));
-    const fr_t rest = wp_dot<LANES>(p, p.c, x, row, term, false, w, lane);
-    if (lane == 0) wp_put(w, wp_col(p, p.c, x, term), fr_mul(fr_sub(ab, rest), inv));
-  } else if (op == OP_SOLVE_A) {
-    wp_solve_ab<LANES>(p, p.a, p.b, x, row, term, inv, w, lane);
+  const bool hint = op == OP_DEC_H;
+  const wp_matrix m0 = hint ? p.hl : p.a, m1 = hint ? p.hr : p.b;
+  const int unknown = op == OP_SOLVE_A ? 0 : op == OP_SOLVE_B ? 1 : op == OP_SOLVE_C ? 2 : -1;
+  const int dec = op == OP_DEC_A ? 0 : op == OP_DEC_H ? 1 : op == OP_DEC_C ? 2 : -1;
+  fr_t sum[3];
+  if (LANES == 1 && n[0] <= WP_SHORT && n[1] <= WP_SHORT && n[2] <= WP_SHORT) {
+    wp_sides_short(p, m0, m1, p.c, x, e0, n, term, unknown, dec, w, sum);
   } else {
-    wp_solve_ab<LANES>(p, p.b, p.a, x, row, term, inv, w, lane);
+#pragma unroll
+    for (int q = 0; q < 3; q++)
+      sum[q] = wp_dot<LANES>(p, q == 0 ? m0 : q == 1 ? m1 : p.c, x, e0[q], e0[q] + n[q], q == unknown ? term : ~0ull,
+                             q == dec, w, lane);
+  }
+  if (op == OP_DEC_H) return wp_bits<LANES>(p, m1, x, e0[1], e0[1] + n[1], fr_sub(sum[0], sum[1]), w, lane);
+  if (op == OP_DEC_C)
+    return wp_bits<LANES>(p, p.c, x, e0[2], e0[2] + n[2], fr_sub(fr_mul(sum[0], sum[1]), sum[2]), w, lane);
+  const fr_t inv = wp_const(p.inv, __ldg(st + 3));
+  if (op == OP_DEC_A)
+    return wp_bits<LANES>(p, m0, x, e0[0], e0[0] + n[0], fr_sub(fr_mul(sum[2], inv), sum[0]), w, lane);
+  // SOLVE_C: (A.w B.w - C'.w) inv; SOLVE_A: (C.w - B.w A'.w) inv; SOLVE_B: (C.w - A.w B'.w) inv
+  const fr_t value = op == OP_SOLVE_C ? fr_mul(fr_sub(fr_mul(sum[0], sum[1]), sum[2]), inv)
+                                      : fr_mul(fr_sub(sum[2], fr_mul(sum[0], sum[1])), inv);
+  if (lane == 0) {  // (an if chain, not a ?: over the matrices: that would keep m0 and m1 in local memory)
+    long long col;
+    if (unknown == 0) col = wp_col(p, m0, x, term);
+    else if (unknown == 1) col = wp_col(p, m1, x, term);
+    else col = wp_col(p, p.c, x, term);
+    wp_put(w, col, value);
   }
   return true;
+}
+
+// Run r's fields (RUN_FIELDS), loaded once.
+struct wp_run {
+  long long t, k, aux_col, aux_per, in_col, in_per, wire_off;
+};
+
+__device__ __forceinline__ wp_run wp_load_run(const wp_program& p, u32 r) {
+  const long long* f = p.runs + (u64)r * R_FIELDS;
+  return {__ldg(f + R_TEMPLATE), __ldg(f + R_K), __ldg(f + R_AUX_COL), __ldg(f + R_AUX_PER), __ldg(f + R_IN_COL),
+          __ldg(f + R_IN_PER), __ldg(f + R_WIRE_OFF)};
 }
 
 // The items j < (s1 - s0) k P of steps s0 .. s1 of a level, LANES lanes each. The grid's warps are
 // dealt out block by block (warp slot = warp in block * gridDim.x + block), so that a level of few
 // items spreads over every SM rather than filling the first blocks; a slot takes 32 consecutive
-// items a thread each (LANES = 1) or one item (LANES = 32), then strides on by the grid's warps.
+// items a thread each (LANES = 1) or one item (LANES = 32), then strides on by the grid's warps. The
+// first group of items goes to slot `slot0` (mod the grid's warps), the next to slot0 + 1, ...: the
+// short steps start where the long ones end, so that the two run side by side. Returns the number of
+// slots the items took (before wrapping).
 template <int LANES>
-__device__ __forceinline__ void wp_items(const wp_program& p, const long long* run, u64 s0, u64 s1, uint4* w,
-                                         u64 ncols, u32 partitions, int* error) {
-  const long long k = __ldg(run + R_K), kk = k ? k : 1;
+__device__ __forceinline__ u64 wp_items(const wp_program& p, const wp_run& run, u64 s0, u64 s1, uint4* w,
+                                        u64 ncols, u32 partitions, int* error, u64 slot0) {
+  const long long k = run.k, kk = k ? k : 1;
   const u64 per = (u64)kk * partitions, n = (s1 - s0) * per, warps = (u64)gridDim.x * (blockDim.x / 32);
   const u32 lane = threadIdx.x % 32;
-  for (u64 g = (u64)(threadIdx.x / 32) * gridDim.x + blockIdx.x; g * (32 / LANES) < n; g += warps) {
+  const u64 slot = (u64)(threadIdx.x / 32) * gridDim.x + blockIdx.x;
+  for (u64 g = (slot + warps - slot0 % warps) % warps; g * (32 / LANES) < n; g += warps) {
     const u64 j = LANES == 32 ? g : 32 * g + lane;
     if (j >= n) continue;
     const u64 s = j / per, q = j - s * per, part = q / kk, i = q - part * kk;
-    const wp_inst x = {k, __ldg(run + R_AUX_COL) + (long long)i * __ldg(run + R_AUX_PER),
-                       __ldg(run + R_IN_COL) + (long long)i * __ldg(run + R_IN_PER),
-                       __ldg(run + R_WIRE_OFF) + (long long)i};
+    const wp_inst x = {k, run.aux_col + (long long)i * run.aux_per, run.in_col + (long long)i * run.in_per,
+                       run.wire_off + (long long)i};
     if (!wp_step<LANES>(p, s0 + s, x, w + 2 * part * ncols, LANES == 32 ? lane : 0) && (LANES == 1 || lane == 0))
       atomicExch(error, 1);
   }
+  return (n + 32 / LANES - 1) / (32 / LANES);
 }
 
-// Level `level` of run `run`: its long steps (levels[level] .. long_end[level]) a warp per item, then
-// the others a thread per item.
-__device__ __forceinline__ void wp_level(const wp_program& p, const long long* run, u64 level, uint4* w, u64 ncols,
-                                         u32 partitions, int* error) {
-  const u64 s0 = __ldg(p.levels + level), s1 = __ldg(p.long_end + level), s2 = __ldg(p.levels + level + 1);
-  wp_items<32>(p, run, s0, s1, w, ncols, partitions, error);
-  wp_items<1>(p, run, s1, s2, w, ncols, partitions, error);
+// A level of run `run`, steps s0 .. s2: its long steps (s0 .. s1) a warp per item, then the others a
+// thread per item, on the warp slots after theirs.
+__device__ __forceinline__ void wp_level(const wp_program& p, const wp_run& run, u64 s0, u64 s1, u64 s2, uint4* w,
+                                         u64 ncols, u32 partitions, int* error) {
+  const u64 taken = wp_items<32>(p, run, s0, s1, w, ncols, partitions, error, 0);
+  wp_items<1>(p, run, s1, s2, w, ncols, partitions, error, taken);
 }
 
 // Every block of the grid waits here for all the others (all resident: a cooperative launch). The
@@ -333,7 +401,8 @@ __device__ __forceinline__ void wp_grid_sync(u32* barrier) {
 extern "C" __global__ void __launch_bounds__(WP_THREADS) witness_level(const wp_program p, u32 run, u64 level,
                                                                        uint4* w, u64 ncols, u32 partitions,
                                                                        int* error) {
-  wp_level(p, p.runs + (u64)run * R_FIELDS, level, w, ncols, partitions, error);
+  wp_level(p, wp_load_run(p, run), __ldg(p.levels + level), __ldg(p.long_end + level), __ldg(p.levels + level + 1), w,
+           ncols, partitions, error);
 }
 
 // Runs run0 .. run1, in order, every level of each (cooperative launch; *barrier starts at 0).
@@ -341,10 +410,18 @@ extern "C" __global__ void __launch_bounds__(WP_THREADS) witness_program(const w
                                                                          uint4* w, u64 ncols, u32 partitions,
                                                                          int* error, u32* barrier) {
   for (u32 r = run0; r < run1; r++) {
-    const long long* run = p.runs + (u64)r * R_FIELDS;
-    const long long t = __ldg(run + R_TEMPLATE);
-    for (long long level = __ldg(p.prog_levels + t); level < __ldg(p.prog_levels + t + 1); level++) {
-      wp_level(p, run, level, w, ncols, partitions, error);
+    const wp_run run = wp_load_run(p, r);
+    const u64 end = __ldg(p.prog_levels + run.t + 1);
+    u64 level = __ldg(p.prog_levels + run.t);
+    if (level == end) continue;
+    u64 s0 = __ldg(p.levels + level), s1 = __ldg(p.long_end + level), s2 = __ldg(p.levels + level + 1);
+    for (; level < end; level++) {
+      wp_level(p, run, s0, s1, s2, w, ncols, partitions, error);
+      s0 = s2;  // the next level's bounds, loaded before the barrier rather than after it
+      if (level + 1 < end) {
+        s1 = __ldg(p.long_end + level + 1);
+        s2 = __ldg(p.levels + level + 2);
+      }
       wp_grid_sync(barrier);
     }
   }
