@@ -2,10 +2,13 @@
 throughput of N proofs submitted at once, for each (synthesis workers, GPU workers per device)
 setting; every proof verified by the engine. JSON lines (engine_prove) and a timeline JSONL.
 
-    python -m bench.engine --c1 C1.json [--backend cuda] [--proofs 6] [--settings 1x1,2x1,2x2] [--out DIR]
+    python -m bench.engine --c1 C1.json [--backend cuda] [--proofs 6] [--settings 1x1,2x1,2x2x8] [--out DIR]
 
-The engine is warmed by one proof first (its PCE, parameters and GPU tables resident, the synthesis
-processes started). Peak RSS is this process's (the engine and its GPU workers), the synthesis
+A setting is S x G [x Q]: S synthesis workers, G GPU workers per device, a GPU queue Q deep (default
+S); the GPU witness batches up to Q queued partitions (pipeline.witness_batch).
+
+The engine is warmed by one proof first (its PCE, parameters and GPU tables resident; first_proof_ms),
+then by S proofs at once, so that every synthesis process has done one. Peak RSS is this process's (the engine and its GPU workers), the synthesis
 processes' own peaks are in `synthesis_rss_gib` (the largest measured growth of one synthesis).
 """
 from __future__ import annotations
@@ -27,21 +30,25 @@ def main() -> None:
     ap.add_argument("--c1", required=True)
     ap.add_argument("--backend", default="cuda")
     ap.add_argument("--proofs", type=int, default=6)
-    ap.add_argument("--settings", default="1x1,2x1,2x2", help="synthesis workers x GPU workers per device, comma separated")
+    ap.add_argument("--settings", default="1x1,2x1,2x2x8",
+                    help="synthesis workers x GPU workers per device [x GPU queue depth], comma separated")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     c1 = api.as_c1(args.c1)[0]
     rows = []
     for setting in args.settings.split(","):
-        synth, gpu = (int(x) for x in setting.split("x"))
+        synth, gpu, *rest = (int(x) for x in setting.split("x"))
+        depth = rest[0] if rest else synth
         config = EngineConfig(gpus=GpuConfig(gpu_workers_per_device=gpu),
-                              pipeline=PipelineConfig(max_parallel_synthesis=synth, gpu_queue_depth=synth))
+                              pipeline=PipelineConfig(max_parallel_synthesis=synth, gpu_queue_depth=depth))
         timeline = Path(args.out or "bench/logs") / f"engine_timeline_{args.backend}_{setting}.jsonl"
         timeline.unlink(missing_ok=True)
         with Engine(config, backend=args.backend, timeline=timeline) as engine:
             t = time.perf_counter()
             engine.submit_porep(c1).result()
             cold = time.perf_counter() - t
+            for job in [engine.submit_porep(c1) for _ in range(synth)]:  # every synthesis process warm
+                job.result()
             latencies = []
             for _ in range(3):
                 t = time.perf_counter()
@@ -58,7 +65,8 @@ def main() -> None:
         rows.append({"bench": "engine_prove", "backend": args.backend, "device": device_name(args.backend),
                      "n": c1.registered_proof.sector_size, "ms": round(statistics.median(latencies) * 1e3, 1),
                      "stat": "median", "proof": c1.registered_proof.name, "synthesis_workers": synth,
-                     "gpu_workers_per_device": gpu, "first_proof_ms": round(cold * 1e3, 1),
+                     "gpu_workers_per_device": gpu, "gpu_queue_depth": depth,
+                     "witness_batch": config.pipeline.witness_batch, "first_proof_ms": round(cold * 1e3, 1),
                      "sustained_ms": round(per_proof * 1e3, 1), "proofs_per_hour": round(3600 / per_proof),
                      "peak_rss_gib": peak_rss_gib(),
                      "synthesis_rss_gib": round((res.synthesis_bytes or 0) / 2**30, 2),
