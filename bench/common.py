@@ -103,6 +103,38 @@ def peak_rss_gib() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
 
 
+class VramPeak:
+    """The largest device memory in use (total - free, every process's) seen on the current GPU while
+    the context is open, sampled every `period` seconds by a thread: `gib` once closed."""
+
+    def __init__(self, period: float = 0.05) -> None:
+        import threading
+
+        self.period, self.peak, self._stop = period, 0, threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        import cupy
+
+        while True:
+            free, total = cupy.cuda.runtime.memGetInfo()
+            self.peak = max(self.peak, total - free)
+            if self._stop.wait(self.period):
+                return
+
+    def __enter__(self) -> VramPeak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def gib(self) -> float:
+        return gib(self.peak)
+
+
 def gib(nbytes: float) -> float:
     return round(nbytes / 2**30, 2)
 

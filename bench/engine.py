@@ -8,8 +8,10 @@ A setting is S x G [x Q]: S synthesis workers, G GPU workers per device, a GPU q
 S); the GPU witness batches up to Q queued partitions (pipeline.witness_batch).
 
 The engine is warmed by one proof first (its PCE, parameters and GPU tables resident; first_proof_ms),
-then by S proofs at once, so that every synthesis process has done one. Peak RSS is this process's (the engine and its GPU workers), the synthesis
-processes' own peaks are in `synthesis_rss_gib` (the largest measured growth of one synthesis).
+then by S proofs at once, so that every synthesis process has done one. Peak RSS is this process's
+(the engine and its GPU workers; the peak so far, not per setting), peak VRAM the device's memory in
+use sampled during the setting (cuda), the synthesis processes' own peaks in `synthesis_rss_gib`
+(the largest measured growth of one synthesis).
 """
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ import statistics
 import time
 from pathlib import Path
 
-from bench.common import device_name, peak_rss_gib, record
+import contextlib
+
+from bench.common import VramPeak, device_name, peak_rss_gib, record
 from cuzk import api
 from cuzk.engine import EngineConfig
 from cuzk.engine.config import GpuConfig, PipelineConfig
@@ -43,7 +47,8 @@ def main() -> None:
                               pipeline=PipelineConfig(max_parallel_synthesis=synth, gpu_queue_depth=depth))
         timeline = Path(args.out or "bench/logs") / f"engine_timeline_{args.backend}_{setting}.jsonl"
         timeline.unlink(missing_ok=True)
-        with Engine(config, backend=args.backend, timeline=timeline) as engine:
+        vram = VramPeak() if args.backend == "cuda" else None
+        with vram or contextlib.nullcontext(), Engine(config, backend=args.backend, timeline=timeline) as engine:
             t = time.perf_counter()
             engine.submit_porep(c1).result()
             cold = time.perf_counter() - t
@@ -68,7 +73,7 @@ def main() -> None:
                      "gpu_workers_per_device": gpu, "gpu_queue_depth": depth,
                      "witness_batch": config.pipeline.witness_batch, "first_proof_ms": round(cold * 1e3, 1),
                      "sustained_ms": round(per_proof * 1e3, 1), "proofs_per_hour": round(3600 / per_proof),
-                     "peak_rss_gib": peak_rss_gib(),
+                     "peak_rss_gib": peak_rss_gib(), **({"peak_vram_gib": vram.gib} if vram else {}),
                      "synthesis_rss_gib": round((res.synthesis_bytes or 0) / 2**30, 2),
                      **{f"{s}_ms": round(v * 1e3, 1) for s, v in stages.items()},
                      "note": f"ms: one proof at a time on a warm engine (3 runs); sustained: {args.proofs} proofs "
