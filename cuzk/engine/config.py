@@ -17,6 +17,8 @@ Keys that curio's cuzk daemon has with the same meaning keep its names. Every ke
                                    takes those waiting in the GPU queue, so raise gpu_queue_depth
                                    with it; on a GPU also at most as many as fit in vram_fraction
                                    of its free memory
+    gpu_witness = true             expand packed witnesses on the GPU that proves them (false: on
+                                   the host's cores, the CPU witness program, then uploaded)
 
     [memory]
     host_cap                       (not set) a host RAM cap, bytes or a size such as "48GiB": set it
@@ -78,6 +80,7 @@ class PipelineConfig:
     max_parallel_synthesis: int = 2
     gpu_queue_depth: int = 2
     witness_batch: int = 10
+    gpu_witness: bool = True
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,12 @@ def _integer(minimum: int) -> Callable[[Any, Path], int]:
     return parse
 
 
+def _boolean(value: Any, base: Path) -> bool:
+    if not isinstance(value, bool):
+        raise _Bad("must be true or false")
+    return value
+
+
 def _size(allow_zero: bool) -> Callable[[Any, Path], int]:
     reason = (f"must be a size {'>= 0' if allow_zero else '> 0'}"
               ' (bytes, or a number with K, M, G or T, e.g. "2GiB")')
@@ -159,6 +168,11 @@ def _directory(value: Any, base: Path) -> Path:
     return base / Path(value).expanduser()  # an absolute path stays as it is
 
 
+def _bool_text(text: str) -> bool | str:
+    """"true" / "1" -> True, "false" / "0" -> False (any case); anything else stays text, refused."""
+    return {"true": True, "1": True, "false": False, "0": False}.get(text.strip().lower(), text)
+
+
 def _int_text(text: str) -> int | str:
     """An environment value for an integer key: the integer, or the text for the check to refuse."""
     try:
@@ -189,7 +203,8 @@ _SCHEMA: dict[str, tuple[type, dict[str, tuple[Parser, Callable[[str], Any]]]]] 
     "gpus": (GpuConfig, {"devices": (_devices, _list_text), "gpu_workers_per_device": (_integer(1), _int_text)}),
     "pipeline": (PipelineConfig, {"max_parallel_synthesis": (_integer(1), _int_text),
                                   "gpu_queue_depth": (_integer(1), _int_text),
-                                  "witness_batch": (_integer(1), _int_text)}),
+                                  "witness_batch": (_integer(1), _int_text),
+                                  "gpu_witness": (_boolean, _bool_text)}),
     "memory": (MemoryConfig, {
         "host_cap": (_size(allow_zero=False), str), "host_margin": (_size(allow_zero=True), str),
         "vram_fraction": (_positive(1.0, "must be a number in (0, 1]"), _float_text),

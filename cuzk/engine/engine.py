@@ -53,19 +53,20 @@ from typing import Any
 import numpy as np
 
 from cuzk import groth16
-from cuzk.backend import Backend, device_backends
+from cuzk.backend import Backend, device_backends, get_backend
 from cuzk.engine.budget import MemoryBudget, Reservation, host_limit
 from cuzk.engine.config import CONFIG_ENV, EngineConfig, resolve
 from cuzk.errors import CuzkError, InputError, ProofVerificationError, SynthesisError, UnsatisfiedConstraintError
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import AnyCircuit, CompiledCircuit, Proof
+from cuzk.groth16.keys import Parameters
 from cuzk.porep import pce_cache, program_witness
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.registry import RegisteredProof
 from cuzk.porep.graph import SdrGraph
 from cuzk.porep.params_cache import LoadedParams, load_or_generate, porep_stem
 from cuzk.porep.public_inputs import partition_public_inputs
-from cuzk.util.arrays import to_host
+from cuzk.util.arrays import on_device, to_host
 from cuzk.util.atomic import atomic_write
 
 log = logging.getLogger("cuzk.engine")
@@ -101,9 +102,11 @@ class Resident:
 
 def resident_bytes(circuit: AnyCircuit, params: LoadedParams) -> int:
     """Host bytes a resident circuit holds: PCE arrays and witness program (a flat circuit's CSRs) and
-    decoded vectors."""
+    decoded vectors (none when they live on the GPU)."""
     lengths = params.params.lengths()
     vectors = 96 * (sum(lengths.values()) - lengths["b_g2"]) + 192 * lengths["b_g2"]
+    if isinstance(params.params, Parameters) and on_device(params.params.h):
+        vectors = 0  # kept on the GPU (cuzk.groth16.setup_device: a 32GiB partition's 47 GB)
     if isinstance(circuit, CompiledCircuit):
         program = 0 if circuit.program is None else sum(a.nbytes for a in circuit.program.to_arrays().values())
         return vectors + circuit.pce.nbytes + program
@@ -215,6 +218,7 @@ class Engine:
         self._in_flight = [0, 0]  # items holding reservations, and their engine-process bytes (Item.local)
         self._workers_counted = False
         self._backends = self._make_backends(backend)
+        self._host_backend = get_backend("cpu")  # expands witnesses with pipeline.gpu_witness off
         self._resident: dict[str, Resident] = {}
         self._resident_lock = threading.Lock()
         self._pending: list[_Item] = []
@@ -510,9 +514,11 @@ class Engine:
             return e
 
     def _expand_timed(self, res: Resident, batch: list[_Item], backend: Backend) -> list[Any]:
-        """The batch's witnesses by one program_witness.expand, its time and size in the jobs' timings."""
+        """The batch's witnesses by one program_witness.expand (on the proving backend, or with
+        pipeline.gpu_witness off on the host's cores), its time and size in the jobs' timings."""
         t = time.perf_counter()
-        w = program_witness.expand(res.circuit, [item.witness for item in batch], backend, host=False)
+        on = backend if self.config.pipeline.gpu_witness else self._host_backend
+        w = program_witness.expand(res.circuit, [item.witness for item in batch], on, host=False)
         seconds = time.perf_counter() - t
         for item in batch:
             item.job.timings.update({f"witness.{item.k}": seconds, f"witness_batch.{item.k}": len(batch)})

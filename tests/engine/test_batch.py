@@ -22,6 +22,7 @@ from cuzk.engine import engine as engine_module
 from cuzk.engine.config import GpuConfig, MemoryConfig, PipelineConfig
 from cuzk.engine.engine import CircuitSpec, Engine, Job, JobCancelledError, Priority, Task, _Item
 from cuzk.errors import SynthesisError
+from cuzk.groth16.proof import PROOF_BYTES
 from cuzk.porep import program_witness
 from cuzk.porep.params_cache import LoadedParams, ParamsFiles
 from engine import circuits  # tests/ is on the path; the synthesis processes inherit it
@@ -192,6 +193,25 @@ def fake_item(seq: int, key: str, priority: Priority, packed: bool = True, done:
         job.cancel()
     witness = program_witness.PackedWitness(*(np.zeros((1, 4), np.uint64),) * 3) if packed else np.zeros((1, 4))
     return _Item(int(priority), seq, job, 0, witness=witness)
+
+
+def test_with_gpu_witness_off_the_host_expands_the_witnesses(monkeypatch):
+    """pipeline.gpu_witness = false: the engine's host (CPU) backend runs the witness program, whatever
+    backend proves; the proofs verify (the engine checks each)."""
+    seen = []
+    real = program_witness.expand
+
+    def expand(circuit, packs, backend, host=True):
+        seen.append(backend)
+        return real(circuit, packs, backend, host)
+
+    monkeypatch.setattr(program_witness, "expand", expand)
+    cfg = EngineConfig(gpus=GpuConfig(gpu_workers_per_device=1),
+                       pipeline=PipelineConfig(max_parallel_synthesis=1, gpu_queue_depth=4, gpu_witness=False))
+    with Engine(cfg, backend="cpu", budget=MemoryBudget(1 << 34, "test RAM")) as e:
+        job = e.submit(program_spec("program-host"), packed_tasks(7, 2))
+        assert len(job.result(timeout=600)) == 2 * PROOF_BYTES
+        assert seen and all(b is e._host_backend for b in seen)
 
 
 def test_a_batch_never_overtakes_a_higher_priority_item():

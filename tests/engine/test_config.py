@@ -68,6 +68,7 @@ gpu_workers_per_device = 3
 max_parallel_synthesis = 12
 gpu_queue_depth = 4
 witness_batch = 6
+gpu_witness = false
 [memory]
 host_cap = 51539607552
 host_margin = "1.5G"
@@ -76,7 +77,7 @@ admission_timeout_s = 2.5
 [srs]
 param_cache = "params"
 """)
-    assert config == EngineConfig(GpuConfig((1, 0), 3), PipelineConfig(12, 4, 6),
+    assert config == EngineConfig(GpuConfig((1, 0), 3), PipelineConfig(12, 4, 6, False),
                                   MemoryConfig(48 * GIB, 3 * GIB // 2, 1.0, 2.5), SrsConfig(tmp_path / "params"))
     assert _load(tmp_path, '[memory]\nhost_margin = 0\n').memory.host_margin == 0
     assert _load(tmp_path, '[srs]\nparam_cache = "~/p"\n').srs.param_cache == Path.home() / "p"
@@ -88,6 +89,7 @@ param_cache = "params"
     ("[pipeline]\nmax_parallel_synthesis = 0\n", "pipeline.max_parallel_synthesis must be an integer >= 1, got 0"),
     ("[pipeline]\ngpu_queue_depth = 1.5\n", "pipeline.gpu_queue_depth must be an integer >= 1, got 1.5"),
     ("[pipeline]\nwitness_batch = 0\n", "pipeline.witness_batch must be an integer >= 1, got 0"),
+    ("[pipeline]\ngpu_witness = 1\n", "pipeline.gpu_witness must be true or false, got 1"),
     ("[gpus]\ngpu_workers_per_device = true\n", "gpus.gpu_workers_per_device must be an integer >= 1, got true"),
     ("[gpus]\ndevices = 0\n", "gpus.devices must be a list of distinct GPU ordinals (integers >= 0), got 0"),
     ("[gpus]\ndevices = [0, 0]\n", "gpus.devices must be a list of distinct GPU ordinals (integers >= 0), got [0, 0]"),
@@ -121,7 +123,7 @@ def test_bad_values(tmp_path, text, message):
 @pytest.mark.parametrize("text, message", [
     ("[pipeline]\nmax_parallel_synthesys = 2\n",
      "pipeline.max_parallel_synthesys is not a known key (the keys of [pipeline]: max_parallel_synthesis, "
-     "gpu_queue_depth, witness_batch)"),
+     "gpu_queue_depth, witness_batch, gpu_witness)"),
     ("[daemon]\nlisten = \"x\"\n", "daemon is not a known table (the tables are [gpus], [pipeline], [memory], [srs])"),
     ("devices = [0]\n", "devices is not a known table (the tables are [gpus], [pipeline], [memory], [srs])"),
     ("gpus = 2\n", "gpus must be a table ([gpus]), got 2"),
@@ -160,13 +162,14 @@ def test_env_overrides_the_file_and_says_where_each_value_came_from(tmp_path):
     config, sources = resolve(path, {"CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS": "4", "CUZK_MEMORY_HOST_CAP": "48GiB",
                                      "CUZK_GPUS_DEVICES": "0, 1", "CUZK_MEMORY_VRAM_FRACTION": "0.5",
                                      "CUZK_MEMORY_ADMISSION_TIMEOUT_S": "60", "CUZK_SRS_PARAM_CACHE": "p",
-                                     "CUZK_PIPELINE_WITNESS_BATCH": "3"})
-    assert config == EngineConfig(GpuConfig((0, 1), 2), PipelineConfig(4, 5, 3),
+                                     "CUZK_PIPELINE_WITNESS_BATCH": "3", "CUZK_PIPELINE_GPU_WITNESS": "False"})
+    assert config == EngineConfig(GpuConfig((0, 1), 2), PipelineConfig(4, 5, 3, False),
                                   MemoryConfig(48 * GIB, GIB, 0.5, 60.0), SrsConfig(Path.cwd() / "p"))
     assert sources == {
         "gpus.devices": "env CUZK_GPUS_DEVICES", "gpus.gpu_workers_per_device": "default",
         "pipeline.max_parallel_synthesis": "env CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS",
         "pipeline.gpu_queue_depth": str(path), "pipeline.witness_batch": "env CUZK_PIPELINE_WITNESS_BATCH",
+        "pipeline.gpu_witness": "env CUZK_PIPELINE_GPU_WITNESS",
         "memory.host_cap": "env CUZK_MEMORY_HOST_CAP", "memory.host_margin": str(path),
         "memory.vram_fraction": "env CUZK_MEMORY_VRAM_FRACTION",
         "memory.admission_timeout_s": "env CUZK_MEMORY_ADMISSION_TIMEOUT_S",
@@ -177,7 +180,7 @@ def test_env_overrides_the_file_and_says_where_each_value_came_from(tmp_path):
 def test_every_key_has_its_variable():
     assert [env_name(d) for d in DOTTED] == [
         "CUZK_GPUS_DEVICES", "CUZK_GPUS_GPU_WORKERS_PER_DEVICE", "CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS",
-        "CUZK_PIPELINE_GPU_QUEUE_DEPTH", "CUZK_PIPELINE_WITNESS_BATCH", "CUZK_MEMORY_HOST_CAP", "CUZK_MEMORY_HOST_MARGIN", "CUZK_MEMORY_VRAM_FRACTION",
+        "CUZK_PIPELINE_GPU_QUEUE_DEPTH", "CUZK_PIPELINE_WITNESS_BATCH", "CUZK_PIPELINE_GPU_WITNESS", "CUZK_MEMORY_HOST_CAP", "CUZK_MEMORY_HOST_MARGIN", "CUZK_MEMORY_VRAM_FRACTION",
         "CUZK_MEMORY_ADMISSION_TIMEOUT_S", "CUZK_SRS_PARAM_CACHE"]
     assert resolve(None, {"CUZK_GPUS_DEVICES": ""})[0].gpus.devices == ()
 
@@ -186,6 +189,7 @@ def test_every_key_has_its_variable():
     ("CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS", "two", 'must be an integer >= 1, got "two"'),
     ("CUZK_PIPELINE_GPU_QUEUE_DEPTH", "0", "must be an integer >= 1, got 0"),
     ("CUZK_PIPELINE_WITNESS_BATCH", "ten", 'must be an integer >= 1, got "ten"'),
+    ("CUZK_PIPELINE_GPU_WITNESS", "yes", 'must be true or false, got "yes"'),
     ("CUZK_GPUS_DEVICES", "0,a", 'must be a list of distinct GPU ordinals (integers >= 0), got "0,a"'),
     ("CUZK_GPUS_DEVICES", "1,1", "must be a list of distinct GPU ordinals (integers >= 0), got [1, 1]"),
     ("CUZK_MEMORY_HOST_CAP", "lots",
@@ -194,9 +198,10 @@ def test_every_key_has_its_variable():
     ("CUZK_MEMORY_ADMISSION_TIMEOUT_S", "inf", "must be a finite number of seconds > 0, got inf"),
     ("CUZK_SRS_PARAM_CACHE", " ", 'must be a directory path (a non-empty string), got " "'),
     ("CUZK_PIPELINE_FOO", "1", "is not a known variable (those of [pipeline]: CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS, "
-                               "CUZK_PIPELINE_GPU_QUEUE_DEPTH, CUZK_PIPELINE_WITNESS_BATCH)"),
+                               "CUZK_PIPELINE_GPU_QUEUE_DEPTH, CUZK_PIPELINE_WITNESS_BATCH, CUZK_PIPELINE_GPU_WITNESS)"),
     ("CUZK_PIPELINE_max_parallel_synthesis", "1", "is not a known variable (those of [pipeline]: "
-     "CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS, CUZK_PIPELINE_GPU_QUEUE_DEPTH, CUZK_PIPELINE_WITNESS_BATCH)"),
+     "CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS, CUZK_PIPELINE_GPU_QUEUE_DEPTH, CUZK_PIPELINE_WITNESS_BATCH, "
+     "CUZK_PIPELINE_GPU_WITNESS)"),
     ("CUZK_MEMORY_TOTAL_BUDGET", "auto", "is curio's key, with another meaning: use CUZK_MEMORY_HOST_CAP"),
 ])
 def test_bad_env_values_name_the_variable(var, value, message):
