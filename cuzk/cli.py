@@ -439,7 +439,7 @@ def _daemon(args: argparse.Namespace) -> int:
 
     return run(DaemonOptions(args.listen, Path(args.state_dir), args.config, args.backend,
                              Path(args.log_file) if args.log_file else None, args.status_listen,
-                             args.results_ttl * 3600))
+                             args.results_ttl * 3600, tuple(args.preload)))
 
 
 def _supervise(args: argparse.Namespace) -> int:
@@ -527,6 +527,9 @@ def _add_service_commands(sub) -> None:
                     help="serve GET /status, /metrics, /healthz, /readyz on this port (off by default)")
     dp.add_argument("--results-ttl", type=float, default=168.0, metavar="HOURS",
                     help="keep finished jobs' results this long (default 168 = 7 days)")
+    dp.add_argument("--preload", action="append", default=[], metavar="CIRCUIT",
+                    help="load this circuit's parameters before ready (porep-2k, porep-8m, porep-512m, porep-32g, "
+                         "porep-64g; repeatable); missing or unreadable files: exit 7")
     dp.set_defaults(run=_daemon)
 
 

@@ -156,6 +156,29 @@ def load_or_generate(stem: str, circuit: AnyCircuit, *, progress: bool = True, k
         return LoadedParams(read_params(own.params, checked=False, keep=keep), read_vk(own.vk), own, True)
 
 
+def find_params(stem: str) -> ParamsFiles:
+    """The parameter files that proving `stem` would read, without generating any: the official ones
+    when both exist, else cuzk's own when their .meta is a valid record; each file opened to check it
+    can be read. ParamsNotFoundError naming the files looked for, ParamsCacheError for one that cannot
+    be read (the daemon's start-up check of a preloaded circuit)."""
+    official, own = official_files(stem), cuzk_files(stem)
+    _check_files(official.params, official.vk, own.params, own.vk, own.meta)
+    if official.params.is_file() and official.vk.is_file():
+        found = official
+    elif own.params.is_file() and own.vk.is_file() and _is_record(read_meta(own), own):
+        found = own
+    else:
+        raise ParamsNotFoundError(f"no parameters for {stem}: neither {official.params} (and .vk) nor cuzk's own "
+                                  f"{own.params} (with a valid .meta) exists")
+    for path in (found.params, found.vk):
+        try:
+            with open(path, "rb") as f:
+                f.read(1)
+        except OSError as e:
+            raise ParamsCacheError(str(path), e.strerror or str(e)) from e
+    return found
+
+
 def find_vk(stem: str) -> tuple[VerifyingKey, ParamsFiles]:
     """The verifying key to check proofs of circuit `stem` with: the official one if present, else
     cuzk's own when its .meta is a valid record (ParamsNotFoundError when neither is usable)."""

@@ -6,8 +6,12 @@ error in the log file (opened first) and on stderr, with its own exit code:
     EXIT_STATE  4   the state directory or its journal cannot be used
     EXIT_LISTEN 5   the address cannot be bound (in use, invalid)
     EXIT_ENGINE 6   the engine cannot start (no GPU when one is required, ...)
+    EXIT_PARAMS 7   a circuit to preload (--preload) has no parameter file, or one that cannot be read
+                    or loaded
 SIGTERM / SIGINT stop taking requests and exit 0 once the server has stopped: every accepted job is in
 the journal, and the next start resumes the ones that had not finished. A second signal exits at once.
+The daemon is ready (/readyz, and before it serves any request) once the engine has started on its
+backend (the GPUs found) and every --preload circuit's parameters are loaded.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-EXIT_CONFIG, EXIT_LOCKED, EXIT_STATE, EXIT_LISTEN, EXIT_ENGINE = 2, 3, 4, 5, 6
+EXIT_CONFIG, EXIT_LOCKED, EXIT_STATE, EXIT_LISTEN, EXIT_ENGINE, EXIT_PARAMS = 2, 3, 4, 5, 6, 7
 log = logging.getLogger("cuzk.daemon")
 
 
@@ -33,6 +37,7 @@ class DaemonOptions:
     log_file: Path | None = None
     status_listen: str | None = None
     results_ttl_s: float = 7 * 86400
+    preload: tuple[str, ...] = ()  # circuit ids (cuzk.service.daemon.CIRCUITS) loaded before ready
 
 
 class StartupError(Exception):
@@ -106,6 +111,7 @@ def _serve(options: DaemonOptions) -> int:
         engine = Engine(config, backend=options.backend)
     except CuzkError as e:
         raise StartupError(EXIT_ENGINE, f"the engine cannot start: {e}") from None
+    _preload(engine, options.preload)
     service = ProvingService(engine, journal, options.results_ttl_s)
     try:
         srv, port = server(service, options.listen)
@@ -152,6 +158,29 @@ def _serve(options: DaemonOptions) -> int:
     lock.close()
     log.info("stopped")
     return 0
+
+
+def _preload(engine, circuit_ids: tuple[str, ...]) -> None:
+    """Load each circuit's parameters (official or cuzk's own, never generated here) into the engine;
+    StartupError EXIT_PARAMS naming the circuit and the file for one that is missing or unreadable."""
+    from cuzk.engine.engine import porep_spec_of
+    from cuzk.errors import CuzkError
+    from cuzk.porep.params_cache import find_params, porep_stem
+    from cuzk.porep.registry import get_proof
+    from cuzk.service.daemon import CIRCUITS
+
+    for cid in circuit_ids:
+        if cid not in CIRCUITS:
+            engine.close()
+            raise StartupError(EXIT_CONFIG, f"--preload {cid}: not a circuit id (one of {', '.join(CIRCUITS)})")
+        proof = get_proof(CIRCUITS[cid])
+        try:
+            files = find_params(porep_stem(proof.sector_size))
+            log.info("preloading %s from %s", cid, files.describe())
+            engine.preload(porep_spec_of(proof))
+        except CuzkError as e:
+            engine.close()
+            raise StartupError(EXIT_PARAMS, f"--preload {cid}: {e}") from None
 
 
 def _version() -> str:

@@ -1,9 +1,11 @@
 """`cuzk daemon` as a real process: it starts, answers over its unix socket and stops with exit 0 on
 SIGTERM; each start-up failure (bad configuration, the state directory locked by another daemon,
-the address in use) gives its own exit code and a line in the log file and on stderr."""
+the address in use, no GPU for a CUDA daemon, a preloaded circuit's parameters missing or
+unreadable) gives its own exit code and a line in the log file and on stderr."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import urllib.error
@@ -13,11 +15,12 @@ import sys
 import time
 
 import grpc
+import pytest
 
 from cuzk.service.daemon import GRPC_OPTIONS
 from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
 from cuzk.service.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
-from cuzk.service.run import EXIT_CONFIG, EXIT_LISTEN, EXIT_LOCKED
+from cuzk.service.run import EXIT_CONFIG, EXIT_ENGINE, EXIT_LISTEN, EXIT_LOCKED, EXIT_PARAMS
 
 CLI = "import sys; from cuzk.cli import main; sys.exit(main())"
 
@@ -96,3 +99,42 @@ def test_a_bad_configuration_and_a_busy_port_each_have_their_exit_code(tmp_path)
         proc = daemon(tmp_path, "--listen", f"127.0.0.1:{port}", state="other")
         assert proc.wait(60) == EXIT_LISTEN
         assert f"127.0.0.1:{port}" in proc.stderr.read()
+
+
+def test_no_gpu_for_a_cuda_daemon_has_its_exit_code(tmp_path):
+    from conftest import _gpu_present
+
+    if _gpu_present():
+        pytest.skip("this machine has a GPU")
+    proc = subprocess.Popen([sys.executable, "-c", CLI, "daemon", "--backend", "cuda", "--state-dir", str(tmp_path / "s"),
+                             "--listen", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True)
+    assert proc.wait(60) == EXIT_ENGINE
+    assert "CUDA GPU" in proc.stderr.read() and "CUDA GPU" in (tmp_path / "s" / "daemon.log").read_text()
+
+
+def test_preloading_a_circuit_without_readable_parameters_has_its_exit_code(tmp_path):
+    """--preload checks the circuit's parameter files before the daemon is ready: none at all, or one
+    that cannot be read (a directory where the .params file belongs): exit 7 naming the file; an
+    unknown circuit id: a configuration error."""
+    from cuzk.porep.params_cache import porep_stem
+
+    params = tmp_path / "params"
+    params.mkdir()
+    env = {**os.environ, "FIL_PROOFS_PARAMETER_CACHE": str(params)}
+
+    def start(state: str, circuit: str) -> tuple[int, str, str]:
+        proc = subprocess.Popen([sys.executable, "-c", CLI, "daemon", "--backend", "cpu", "--state-dir",
+                                 str(tmp_path / state), "--listen", "127.0.0.1:0", "--preload", circuit],
+                                stderr=subprocess.PIPE, text=True, env=env)
+        code = proc.wait(120)
+        return code, proc.stderr.read(), (tmp_path / state / "daemon.log").read_text()
+
+    stem = porep_stem(2048)
+    code, err, log = start("none", "porep-2k")
+    assert code == EXIT_PARAMS and f"{stem}.params" in err and "--preload porep-2k" in log
+    (params / f"{stem}.params").mkdir()
+    (params / f"{stem}.vk").write_bytes(b"x")
+    code, err, log = start("dir", "porep-2k")
+    assert code == EXIT_PARAMS and "a directory where a cache file belongs" in err and f"{stem}.params" in log
+    code, err, _ = start("bogus", "porep-1t")
+    assert code == EXIT_CONFIG and "porep-1t" in err
