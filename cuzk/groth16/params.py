@@ -23,10 +23,12 @@ import weakref
 
 import numpy as np
 
+from cuzk.backend import get_backend
 from cuzk.ec import encoding
 from cuzk.ec.curves import G1, G2, Curve
 from cuzk.errors import CuzkError, InputError, ParamsFormatError, ParamsReadError
 from cuzk.groth16.keys import PARAMS_VECTORS, Parameters, VerifyingKey
+from cuzk.util.arrays import on_device
 from cuzk.util.atomic import atomic_write
 from cuzk.util.fileio import is_regular, open_fd, pread_into
 
@@ -140,17 +142,21 @@ class _FileReader(_Reader):
         self._finalizer = weakref.finalize(self, os.close, fd)
 
     def read(self, offset: int, n: int) -> bytes:
+        out = bytearray(n)
+        self.read_into(offset, memoryview(out))
+        return bytes(out)
+
+    def read_into(self, offset: int, out: memoryview) -> None:
+        """Fill `out` with the bytes at `offset`."""
         if self.fd is None:
             raise ParamsReadError(self.name, "read after close()")
-        out = bytearray(n)
         try:
-            got = pread_into(self.fd, memoryview(out), offset)
+            got = pread_into(self.fd, out, offset)
         except OSError as e:
             raise self.fail(offset, f"read failed: {e.strerror}") from e
-        if got < n:
+        if got < len(out):
             raise self.fail(offset + got, f"truncated while open: the file was {self.size} bytes "
                                           f"when opened and now ends at byte {offset + got}")
-        return bytes(out)
 
     def close(self) -> None:
         self.fd = None
@@ -247,6 +253,31 @@ class MappedParameters:
         """Points per vector, without reading them."""
         return {name: count for name, (_, count) in self._sections.items()}
 
+    def section(self, name: str) -> tuple[int, int]:
+        """(byte offset of the first point, points) of vector `name` in the file."""
+        return self._sections[name]
+
+    def read_raw(self, offset: int, out: memoryview, drop_cache: bool = False) -> None:
+        """The file's bytes at `offset` into `out` (ParamsFormatError where the file ends sooner);
+        drop_cache: then drop them from the page cache (POSIX_FADV_DONTNEED), for a reader that
+        streams the file once."""
+        self._reader.read_into(offset, out)
+        if drop_cache and len(out):
+            os.posix_fadvise(self._reader.fd, offset, len(out), os.POSIX_FADV_DONTNEED)
+
+    def point_error(self, name: str, index: int, why: str) -> ParamsFormatError:
+        """The ParamsFormatError that `vector(name)` raises for a bad point `index` (found by decoding
+        the read chunk that holds it), or one stating `why` where the host decodes that chunk."""
+        offset, count = self._sections[name]
+        curve = _VECTOR_CURVE[name]
+        lo = index - index % _CHUNK
+        try:
+            self._reader._chunk(offset + lo * _size(curve), min(count, lo + _CHUNK) - lo, curve, name, lo,
+                                allow_identity=False)
+        except ParamsFormatError as e:
+            return e
+        return self._reader.fail(offset + index * _size(curve), f"{name}[{index}]: {why}")
+
     h = property(lambda self: self.vector("h"))
     l = property(lambda self: self.vector("l"))
     a = property(lambda self: self.vector("a"))
@@ -268,12 +299,17 @@ def read_params(path: str | os.PathLike, checked: bool = True, keep: bool = True
 
 
 def write_params(path: str | os.PathLike, params: Parameters | MappedParameters) -> None:
-    """bellperson's Parameters::write layout, written to a temporary file and renamed into place."""
+    """bellperson's Parameters::write layout, written to a temporary file and renamed into place.
+    Vectors on the GPU (cupy arrays) are encoded there and come to the host a chunk at a time
+    (CudaBackend.encoded_points), never whole."""
     def chunks():
         yield vk_to_bytes(params.vk)
         for name in PARAMS_VECTORS:
-            points = getattr(params, name)
+            points, curve = getattr(params, name), _VECTOR_CURVE[name]
             yield struct.pack(">I", len(points))
+            if on_device(points):
+                yield from get_backend("cuda").encoded_points(points, "g2" if curve is G2 else "g1")
+                continue
             for i in range(0, len(points), _CHUNK):
-                yield encode_points(_VECTOR_CURVE[name], points[i:i + _CHUNK])
+                yield encode_points(curve, points[i:i + _CHUNK])
     atomic_write(path, chunks())

@@ -13,6 +13,8 @@ The `cuzk-` prefix marks parameters from cuzk's own setup, so they are never tak
 ceremony's: proofs made with them verify only against their own .vk. The .meta file (JSON) records
 the digest of the circuit they were made for and is written last, so a .params / .vk without a
 matching .meta is never used: a changed circuit, or a setup cut short, means setup again.
+export_params writes given parameters (a GPU setup's, vectors still on the device) under a cuzk- name
+into any directory, without a .meta.
 Generation holds an exclusive lock (<stem>.lock, fcntl) so that concurrent processes run one setup
 and then share it; every file is written beside its final name and renamed into place, and a setup
 that fails (or is interrupted) leaves no .params / .vk of its entry behind.
@@ -41,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from cuzk.errors import CuzkError, InputError, ParamsCacheError, ParamsNotFoundError
-from cuzk.groth16 import AnyCircuit, VerifyingKey, read_params, read_vk, setup, write_params, write_vk
+from cuzk.groth16 import AnyCircuit, Parameters, VerifyingKey, read_params, read_vk, setup, write_params, write_vk
 from cuzk.util.atomic import atomic_write
 from cuzk.util.cache_dirs import params_dir
 from cuzk.util.jsonio import load_json
@@ -199,6 +201,42 @@ def find_vk(stem: str) -> tuple[VerifyingKey, ParamsFiles]:
                               "(prove once to generate cuzk's own parameters, or pass a .vk)")
 
 
+def export_params(params: Parameters, directory: str | os.PathLike, stem: str) -> ParamsFiles:
+    """Write `params` as <directory>/cuzk-<stem>.params and .vk in bellperson's layout and return the
+    files: each written to a temporary file and renamed into place (write_params, write_vk), query
+    vectors on the GPU encoded there and streamed out a chunk at a time. The cuzk- prefix marks them
+    as cuzk's own, never the ceremony's: a stem that is empty, holds a path separator or NUL (it could
+    name a file outside `directory`, without the prefix) or already starts with the prefix is refused
+    (InputError). The pair carries no .meta record, so the cache never takes it for a circuit's: an
+    existing .meta of the entry is removed first. A failed export (ParamsCacheError for an OSError,
+    naming the path) leaves neither file of the entry behind."""
+    seps = {"/", "\0", os.sep, os.altsep} - {None}
+    if not isinstance(stem, str) or not stem or stem.startswith(CUZK_PREFIX) or any(c in stem for c in seps):
+        raise InputError(f"export stem must be a circuit's file stem (the {CUZK_PREFIX} prefix is added here), "
+                         f"without a path separator, got {stem!r}")
+    files = ParamsFiles(Path(directory), CUZK_PREFIX + stem)
+    _check_directory(files.directory)
+    _check_files(files.params, files.vk, files.meta)
+    with _cache_errors(files.directory):
+        files.directory.mkdir(parents=True, exist_ok=True)
+        files.meta.unlink(missing_ok=True)
+        try:
+            write_params(files.params, params)
+            write_vk(files.vk, params.vk)
+        except BaseException:
+            _remove(files.params, files.vk)
+            raise
+    log.info("exported %s", files.describe())
+    return files
+
+
+def _remove(*paths: Path) -> None:
+    """Unlink each path that exists, as far as it can be (cleanup after a failed write)."""
+    for path in paths:
+        with suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
 def _is_record(meta: dict | None, files: ParamsFiles) -> bool:
     """Whether `meta` is a .meta record as _generate writes it for `files`: its stem, a circuit digest
     of 64 lowercase hex digits, and a record checksum that matches (so no field was changed since)."""
@@ -304,9 +342,7 @@ def _generate(own: ParamsFiles, official: ParamsFiles, circuit: AnyCircuit, dige
         meta["record_sha256"] = _record_sha256(meta)
         atomic_write(own.meta, json.dumps(meta, indent=1).encode())
     except BaseException:  # no .params / .vk without their .meta: the entry is gone, not half made
-        for path in (own.params, own.vk):
-            with suppress(OSError):
-                path.unlink(missing_ok=True)
+        _remove(own.params, own.vk)
         raise
     _say(progress, f"cuzk: setup done in {seconds:.1f} s; wrote {own.params} and {own.vk}")
 

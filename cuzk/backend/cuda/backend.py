@@ -10,6 +10,7 @@ from cuzk.backend.cuda import device as cuda_device
 from cuzk.backend.cuda import msm
 from cuzk.backend.cuda import ntt as ntt_cuda
 from cuzk.backend.cuda import pce as pce_cuda
+from cuzk.backend.cuda import points as points_cuda
 from cuzk.backend.cuda import setup as setup_cuda
 from cuzk.backend.cuda import spmv
 from cuzk.backend.cuda import witness as witness_cuda
@@ -139,6 +140,23 @@ class CudaBackend:
         with self._on_device():
             return setup_cuda.key_points(pce, tau, alpha, beta, gamma, delta, a_dense, b_dense, self._reserve,
                                          self.residency, keep_on_device, progress)
+
+    # ---- parameter files (not part of the Backend interface) -------------------------------------
+    def upload_points(self, read_into: points_cuda.ReadInto, offset: int, count: int, group: str, *,
+                      chunk_bytes: int | None = None, readers: int = points_cuda.READERS, held: int = 0):
+        """A vector of `count` encoded points of a .params file decoded on this device
+        (cuzk.backend.cuda.points.upload: the cupy array and the index of the first bad point or
+        None), its device memory reserved under the VRAM budget first, next to `held` bytes the
+        caller already holds there (earlier vectors); the caller owns the array (the residency does
+        not count it)."""
+        with self._on_device():
+            self._reserve(held + points_cuda.upload_bytes(group, count, chunk_bytes),
+                          f"{count} {group.upper()} parameter points")
+            return points_cuda.upload(read_into, offset, count, group, chunk_bytes=chunk_bytes, readers=readers)
+
+    def encoded_points(self, points, group: str, chunk_bytes: int | None = None):
+        """The .params encoding of a device vector, chunk by chunk (cuzk.backend.cuda.points.encoded_chunks)."""
+        return points_cuda.encoded_chunks(points, group, chunk_bytes)
 
     # ---- bases ---------------------------------------------------------------------------------
     def prepare_bases_g1(self, bases, precompute: bool = True) -> PreparedBases:

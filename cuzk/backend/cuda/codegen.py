@@ -38,6 +38,7 @@ def generate() -> str:
         _array("FQ_P", FQ_MODULUS, q_words, "p"),
         _array("FQ_ONE", (1 << (32 * q_words)) % FQ_MODULUS, q_words, "R mod p (one, Montgomery form)"),
         _array("FQ_PM2", FQ_MODULUS - 2, q_words, "p - 2 (exponent of the inverse)"),
+        _array("FQ_R2", (1 << (64 * q_words)) % FQ_MODULUS, q_words, "R^2 mod p (to Montgomery form: x R2 / R)"),
         "",
         f"// Fr: r ({FR_MODULUS.bit_length()} bits), Montgomery R = 2^{32 * r_words}",
         f"#define FR_M0 0x{-pow(FR_MODULUS, -1, 1 << 32) % (1 << 32):08x}u  // -r^-1 mod 2^32",

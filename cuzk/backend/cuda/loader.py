@@ -65,6 +65,8 @@ MODULES: dict[str, Module] = {m.name: m for m in (
     Module("spmv", "spmv/spmv.cu", "prover", ("fr_spmv_i32", "fr_spmv_i64")),
     Module("pce", "pce/pce.cu", "prover", ("pce_evaluate", "fr_first_unsatisfied")),
     Module("witness", "witness/witness.cu", "prover", ("witness_level", "witness_program")),
+    Module("params_points", "params/points.cu", "prover",
+           ("params_decode_g1", "params_decode_g2", "params_encode_g1", "params_encode_g2")),
     Module("setup_fr", "setup/setup_fr.cu", "setup", ("setup_lagrange", "pce_transpose", "setup_fold", "fr_lincomb")),
     Module("setup_g1", "setup/setup_g1.cu", "setup", ("fb_table_g1", "fb_mul_g1")),
     Module("setup_g2", "setup/setup_g2.cu", "setup", ("fb_table_g2", "fb_mul_g2")),

@@ -25,6 +25,24 @@ __device__ __forceinline__ bool is_zero(const Fq& a) {
 __device__ __forceinline__ void set_zero(Fq& a) { a = fq_zero(); }
 __device__ __forceinline__ void set_one(Fq& a) { a = fq_one(); }
 
+// Canonical integer a < p <-> Montgomery form a R mod p (mont_mul by R^2, by 1).
+__device__ __forceinline__ Fq fq_to_mont(const Fq& a) { Fq r; mont_mul<12>(r.v, a.v, FQ_R2, FQ_P, FQ_M0); return r; }
+__device__ __forceinline__ Fq fq_from_mont(const Fq& a) {
+  Fq one = fq_zero();
+  one.v[0] = 1;
+  return a * one;
+}
+// Whether the integer a (12 little-endian words, any value below 2^384) is below p.
+__device__ __forceinline__ bool fq_is_canonical(const Fq& a) {
+  u32 borrow = 0;
+#pragma unroll
+  for (int k = 0; k < 12; k++) {
+    const u64 d = (u64)a.v[k] - FQ_P[k] - borrow;
+    borrow = (u32)(d >> 63);
+  }
+  return borrow != 0;
+}
+
 // a^(p-2) by left-to-right square-and-multiply (exponent is a constant: no divergence)
 __device__ __noinline__ Fq inverse(const Fq& a) {
   Fq r = fq_one();
