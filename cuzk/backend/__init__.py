@@ -38,13 +38,19 @@ def _cuda_backend() -> Backend:
 
 def device_backends(name: str = "auto", devices: Sequence[int] = ()) -> list[Backend]:
     """One backend per compute device: the CPU backend alone for "cpu" (or "auto" without a GPU);
-    for CUDA one per device of `devices` (every visible one when empty), each shared per process."""
+    for CUDA one per device of `devices` (every visible one when empty), each bound to its device and
+    shared per process. Ordinals count the visible devices (CUDA_VISIBLE_DEVICES renumbers them from
+    0); one that is not visible is an InputError."""
     backend = get_backend(name)
     if backend.name == "cpu":
         return [backend]
     from cuzk.backend.cuda.device import cupy
 
-    return [_cuda_backend_on(int(d)) for d in (devices or range(cupy().cuda.runtime.getDeviceCount()))]
+    count = cupy().cuda.runtime.getDeviceCount()
+    missing = [int(d) for d in devices if not 0 <= int(d) < count]
+    if missing:
+        raise InputError(f"no CUDA device {', '.join(map(str, missing))}: {count} visible (ordinals 0 to {count - 1})")
+    return [_cuda_backend_on(int(d)) for d in (devices or range(count))]
 
 
 @functools.cache

@@ -29,10 +29,33 @@ an item also takes the packed items of the same circuit waiting in the GPU queue
 and never past a higher-priority item of another circuit, up to pipeline.witness_batch (and on a GPU
 what fits in its free memory: _batch_cap); it expands them in one run, then proves them one by one.
 tests/engine/test_watchdog.py runs the engine under a watchdog that SIGKILLs it past the cap.
+
+Devices: one backend per device (gpus.devices, or the backends passed as `backend`), shared by its
+gpus.gpu_workers_per_device workers; each has its own VRAM budget and tables (CudaBackend). A worker
+takes, in priority order, the first item of the GPU queue that placement gives to its device (_place):
+among the healthy devices with an idle worker that may serve the item's circuit (any, unless its
+parameters live on one GPU: then only that one), first those holding the circuit's GPU state (they took
+one of its items since it became resident), else those whose VRAM budget has room for it (its
+parameters' points and PCE beside the tables they hold; no limit on a host backend); of those the least
+loaded (busy workers / workers, then fewer circuits held, then device order). Otherwise the item waits
+for a holder, except that a circuit no healthy device holds goes to the least loaded idle one, whose
+backend evicts its least recently used tables as one GPU does. A batch takes at most its share of the
+circuit's waiting items: split with the other idle devices that could take them. An item's work runs
+with its device current on the worker's thread (the prover's own CuPy arrays are made there) and the
+CUDA backend scopes each call to its device: no process-wide device switch.
+
+Failover: a device fault (a RuntimeError or MemoryError, e.g. a CUDA error, that is not the item's own:
+an InputError, SynthesisError, UnsatisfiedConstraintError, ProofVerificationError or BudgetError) marks
+the device bad (logged; `mark_bad` does it by hand): it takes no more items, and the faulting item and
+the rest of its batch go back to the GPU queue for the others (a synthesis_end event in the timeline,
+naming the device and its fault), so an item runs at most once per device. An item that no healthy
+device can take fails its job with DeviceFaultError, naming each bad device and its fault. Other
+errors fail the item's job, as on one device.
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
 import heapq
 import itertools
 import json
@@ -56,7 +79,8 @@ from cuzk import groth16
 from cuzk.backend import Backend, device_backends, get_backend
 from cuzk.engine.budget import MemoryBudget, Reservation, host_limit
 from cuzk.engine.config import CONFIG_ENV, EngineConfig, resolve
-from cuzk.errors import CuzkError, InputError, ProofVerificationError, SynthesisError, UnsatisfiedConstraintError
+from cuzk.errors import (BudgetError, CuzkError, InputError, ProofVerificationError, SynthesisError,
+                         UnsatisfiedConstraintError)
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import AnyCircuit, CompiledCircuit, Proof
 from cuzk.groth16.keys import Parameters
@@ -87,9 +111,20 @@ class JobCancelledError(CuzkError, CancelledError):
     """The job was cancelled before it finished."""
 
 
+class DeviceFaultError(CuzkError, RuntimeError):
+    """No healthy device is left to take a work item: `faults` maps each bad device to its fault."""
+
+    def __init__(self, what: str, faults: dict[str, str]) -> None:
+        self.faults = dict(faults)
+        super().__init__(f"{what}: " + ("; ".join(f"{name}: {fault}" for name, fault in faults.items())
+                                        or "no device serves it"))
+
+
 @dataclass
 class Resident:
-    """A circuit kept for proving: the circuit, its parameters (vectors kept), the prepared vk."""
+    """A circuit kept for proving: the circuit, its parameters (vectors kept), the prepared vk;
+    gpu_bytes: what a device needs for it at least (device_bytes); device: the CUDA ordinal its
+    parameters' vectors live on (None: on the host, any device may serve it)."""
 
     key: str
     circuit: AnyCircuit
@@ -98,19 +133,41 @@ class Resident:
     reservation: Reservation
     synthesis_bytes: int | None = None  # measured peak growth of a synthesis process
     last_used: float = field(default_factory=time.monotonic)
+    gpu_bytes: int = 0
+    device: int | None = None
 
 
 def resident_bytes(circuit: AnyCircuit, params: LoadedParams) -> int:
     """Host bytes a resident circuit holds: PCE arrays and witness program (a flat circuit's CSRs) and
     decoded vectors (none when they live on the GPU)."""
-    lengths = params.params.lengths()
-    vectors = 96 * (sum(lengths.values()) - lengths["b_g2"]) + 192 * lengths["b_g2"]
+    vectors = 0 if params_device(params) is not None else _vector_bytes(params)
+    return vectors + _circuit_bytes(circuit)
+
+
+def device_bytes(circuit: AnyCircuit, params: LoadedParams) -> int:
+    """Device bytes a circuit needs at least on a device that serves it: its parameters' points (the
+    smallest tables, one multiple each) and its PCE arrays and witness program (a flat circuit's CSRs)."""
+    return _vector_bytes(params) + _circuit_bytes(circuit)
+
+
+def params_device(params: LoadedParams) -> int | None:
+    """The CUDA ordinal that parameters' vectors live on (cuzk.groth16.setup_device keeps them there:
+    a 32GiB partition's 47 GB), or None when they are on the host."""
     if isinstance(params.params, Parameters) and on_device(params.params.h):
-        vectors = 0  # kept on the GPU (cuzk.groth16.setup_device: a 32GiB partition's 47 GB)
+        return int(params.params.h.device.id)
+    return None
+
+
+def _vector_bytes(params: LoadedParams) -> int:
+    lengths = params.params.lengths()
+    return 96 * (sum(lengths.values()) - lengths["b_g2"]) + 192 * lengths["b_g2"]
+
+
+def _circuit_bytes(circuit: AnyCircuit) -> int:
     if isinstance(circuit, CompiledCircuit):
         program = 0 if circuit.program is None else sum(a.nbytes for a in circuit.program.to_arrays().values())
-        return vectors + circuit.pce.nbytes + program
-    return vectors + sum(a.nbytes for m in circuit.matrices() for a in (m.indptr, m.indices, m.coeff_ids))
+        return circuit.pce.nbytes + program
+    return sum(a.nbytes for m in circuit.matrices() for a in (m.indptr, m.indices, m.coeff_ids))
 
 
 @dataclass(frozen=True)
@@ -199,16 +256,36 @@ class _Item:
     witness: np.ndarray | None = field(default=None, compare=False)
     local: int = field(default=0, compare=False)  # of its reservation, the bytes in the engine process
     ended: threading.Event = field(default_factory=threading.Event, compare=False)
+    res: Resident | None = field(default=None, compare=False)  # its circuit, set as it enters the GPU queue
+
+
+@dataclass(eq=False)
+class _Device:
+    """One device of the engine: its backend (shared by its `workers` threads), how many of those hold
+    an item (busy), the circuits whose GPU state it holds (it took one of their items since they became
+    resident; under VRAM pressure its backend may evict their tables, and rebuilds them on use), and its
+    fault once it is bad (then it takes no more items)."""
+
+    name: str
+    backend: Backend
+    workers: int
+    busy: int = 0
+    circuits: set[str] = field(default_factory=set)
+    fault: str | None = None
+
+    def load(self) -> tuple[float, int]:
+        return self.busy / self.workers, len(self.circuits)
 
 
 class Engine:
     """Synthesis workers feeding GPU workers under one host RAM budget (see the module docstring).
 
     backend: "cpu", "cuda" or "auto" (the CPU engine works the same way, with
-    gpus.gpu_workers_per_device workers on the CPU backend). timeline: a JSONL file of per-item events.
-    budget: a MemoryBudget to use instead of the host's (tests)."""
+    gpus.gpu_workers_per_device workers on the CPU backend; CUDA: a backend per device of gpus.devices),
+    or the backends themselves, one per device (tests use CPU backends standing in for GPUs).
+    timeline: a JSONL file of per-item events. budget: a MemoryBudget to use instead of the host's (tests)."""
 
-    def __init__(self, config: EngineConfig | None = None, *, backend: str = "auto",
+    def __init__(self, config: EngineConfig | None = None, *, backend: str | Sequence[Backend] = "auto",
                  timeline: str | Path | None = None, budget: MemoryBudget | None = None) -> None:
         self.config = config or EngineConfig.default()
         pipe, mem = self.config.pipeline, self.config.memory
@@ -217,7 +294,7 @@ class Engine:
         self._engine_bytes = self._baselines[0].bytes  # reserved for the engine process itself
         self._in_flight = [0, 0]  # items holding reservations, and their engine-process bytes (Item.local)
         self._workers_counted = False
-        self._backends = self._make_backends(backend)
+        self._devices = self._make_devices(backend)
         self._host_backend = get_backend("cpu")  # expands witnesses with pipeline.gpu_witness off
         self._resident: dict[str, Resident] = {}
         self._resident_lock = threading.Lock()
@@ -232,15 +309,19 @@ class Engine:
         self.timeline: list[dict] = []
         self._pool = ProcessPoolExecutor(pipe.max_parallel_synthesis, mp_context=multiprocessing.get_context("spawn"))
         self._threads = [threading.Thread(target=self._dispatch, name="cuzk-dispatch", daemon=True)]
-        self._threads += [threading.Thread(target=self._gpu_worker, args=(be,), name=f"cuzk-gpu-{i}", daemon=True)
-                          for i, be in enumerate(self._backends)]
+        self._threads += [threading.Thread(target=self._gpu_worker, args=(dev,), name=f"cuzk-gpu-{dev.name}-{j}",
+                                           daemon=True) for dev in self._devices for j in range(dev.workers)]
         for t in self._threads:
             t.start()
 
-    def _make_backends(self, backend: str) -> list[Backend]:
-        """gpus.gpu_workers_per_device workers per device (its backend shared by them)."""
-        per = self.config.gpus.gpu_workers_per_device
-        return [be for be in device_backends(backend, self.config.gpus.devices) for _ in range(per)]
+    def _make_devices(self, backend: str | Sequence[Backend]) -> list[_Device]:
+        """A device per backend (named cuda:<ordinal>, or <backend name>:<position> for a host backend),
+        gpus.gpu_workers_per_device workers each (its backend shared by them)."""
+        backends = device_backends(backend, self.config.gpus.devices) if isinstance(backend, str) else list(backend)
+        names = [f"cuda:{be.device}" if be.name == "cuda" else f"{be.name}:{i}" for i, be in enumerate(backends)]
+        if not backends or len(set(names)) < len(names) or len({id(be) for be in backends}) < len(backends):
+            raise InputError(f"an engine needs one backend of its own per device, got {names}")
+        return [_Device(name, be, self.config.gpus.gpu_workers_per_device) for name, be in zip(names, backends)]
 
     # ---- circuits ------------------------------------------------------------------------------
     def preload(self, spec: CircuitSpec) -> Resident:
@@ -253,7 +334,8 @@ class Engine:
                                            self.config.memory.admission_timeout_s)
                 self._resident[spec.key] = Resident(spec.key, circuit, params,
                                                     groth16.prepare_verifying_key(params.vk), held,
-                                                    read_calibration(spec))
+                                                    read_calibration(spec), gpu_bytes=device_bytes(circuit, params),
+                                                    device=params_device(params))
                 log.info("engine: circuit %s resident in %.1f s", spec.key, time.perf_counter() - t)
             res = self._resident[spec.key]
             res.last_used = time.monotonic()
@@ -263,6 +345,9 @@ class Engine:
         """Drop a resident circuit (its parameters and their GPU tables go with it)."""
         with self._resident_lock:
             res = self._resident.pop(key, None)
+        with self._cond:
+            for dev in self._devices:
+                dev.circuits.discard(key)
         if res is not None:
             res.reservation.release()
         return res is not None
@@ -279,6 +364,53 @@ class Engine:
         with self._resident_lock:
             return list(self._resident)
 
+    # ---- devices -------------------------------------------------------------------------------
+    @property
+    def devices(self) -> list[dict[str, Any]]:
+        """Each device: its name, workers, busy (those holding an item), the circuits whose GPU state it
+        holds and its fault (None while healthy)."""
+        with self._cond:
+            return [{"device": d.name, "workers": d.workers, "busy": d.busy, "circuits": sorted(d.circuits),
+                     "fault": d.fault} for d in self._devices]
+
+    def mark_bad(self, device: str, reason: str = "marked bad by an operator") -> None:
+        """Take `device` (a name in `devices`) out of service: it takes no more items (those it runs
+        finish there); the queued items go to the other devices, or fail when none can take them."""
+        with self._cond:
+            dev = next((d for d in self._devices if d.name == device), None)
+            if dev is None:
+                raise InputError(f"no device {device!r}: the engine has {', '.join(d.name for d in self._devices)}")
+            if dev.fault is not None:
+                return
+            dev.fault = reason
+            log.error("engine: device %s is bad (%s); its work goes to the other devices", device, reason)
+            stranded = self._stranded()
+            self._cond.notify_all()
+        self._fail(stranded)
+
+    def _faults(self) -> dict[str, str]:
+        return {d.name: d.fault for d in self._devices if d.fault is not None}
+
+    def _stranded(self) -> list[_Item]:
+        """Under the lock: the queued items that no healthy device can take, taken out of the queue."""
+        stranded = [item for item in self._gpu_queue if not item.job.done
+                    and not any(d.fault is None and _serves(d, item.res) for d in self._devices)]
+        if stranded:
+            self._gpu_queue[:] = [item for item in self._gpu_queue if all(item is not s for s in stranded)]
+            heapq.heapify(self._gpu_queue)
+        return stranded
+
+    def _fail(self, stranded: list[_Item]) -> None:
+        """Fail the jobs of items no healthy device can take (DeviceFaultError) and release them."""
+        for item in stranded:
+            pinned = "" if item.res is None or item.res.device is None else \
+                f" (its parameters live on cuda:{item.res.device})"
+            with self._cond:
+                faults = self._faults()
+            item.job._finish(error=DeviceFaultError(f"{item.job.id} partition {item.k}: no healthy device "
+                                                    f"can take it{pinned}", faults))
+            self._release(item)
+
     # ---- jobs ----------------------------------------------------------------------------------
     def submit(self, spec: CircuitSpec, tasks: Sequence[Task], priority: Priority = Priority.POREP,
                job_id: str | None = None) -> Job:
@@ -287,6 +419,9 @@ class Engine:
             raise InputError("the engine is closed")
         if not tasks:
             raise InputError("a job needs at least one partition")
+        with self._cond:
+            if all(d.fault is not None for d in self._devices):
+                raise DeviceFaultError("no healthy device is left", self._faults())
         self.preload(spec)
         job = Job(job_id or f"job-{next(self._job_ids)}", spec, tasks, Priority(priority))
         with self._cond:
@@ -431,75 +566,139 @@ class Engine:
         if res.synthesis_bytes is None or grown > res.synthesis_bytes:
             res.synthesis_bytes = grown
             write_calibration(item.job.spec, grown)
+        item.res = res
+        self._enqueue(item)
+
+    def _enqueue(self, item: _Item) -> None:
+        """Put an item in the GPU queue (its job failed at once when no healthy device can take it)."""
         item.job.partition_state[item.k] = "gpu_queue"
         with self._cond:
             heapq.heappush(self._gpu_queue, item)
+            stranded = self._stranded()
             self._cond.notify_all()
+        self._fail(stranded)
 
-    def _next_gpu(self) -> _Item | None:
+    def _next_gpu(self, dev: _Device) -> _Item | None:
+        """The next item for a worker of `dev`: the first of the GPU queue, in priority order, that
+        placement gives to it (a finished job's item to any device, which releases it); None once
+        the device is bad, or the engine closed and the queue empty."""
         with self._cond:
-            while True:
-                if self._gpu_queue:
-                    return heapq.heappop(self._gpu_queue)
-                if self._closed:
+            while dev.fault is None:
+                for item in sorted(self._gpu_queue):
+                    if item.job.done or _place(self._devices, item.res) is dev:
+                        self._gpu_queue.remove(item)
+                        heapq.heapify(self._gpu_queue)
+                        dev.busy += 1
+                        if not item.job.done:
+                            dev.circuits.add(item.job.spec.key)
+                        return item
+                if self._closed and not self._gpu_queue:
                     return None
                 self._cond.wait()
+            return None
 
-    def _batchmates(self, head: _Item, backend: Backend) -> list[_Item]:
-        """The items of the GPU queue to expand with `head` (see _batch): none unless its witness is packed."""
+    def _batchmates(self, head: _Item, dev: _Device) -> list[_Item]:
+        """The items of the GPU queue to expand with `head` (see _batch): none unless its witness is
+        packed; at most its share of its circuit's waiting items (_share)."""
         if head.job.done or not _packed(head):
             return []
-        free = _device_free(backend)  # a device query and maybe a circuit's load: outside the lock
+        free = _device_free(dev.backend)  # a device query and maybe a circuit's load: outside the lock
         cap = _batch_cap(self.config, self.preload(head.job.spec).circuit, free)
         with self._cond:
-            return _batch(self._gpu_queue, head, cap - 1)
+            return _batch(self._gpu_queue, head, min(cap, _share(self._devices, dev, head, self._gpu_queue)) - 1)
 
-    def _gpu_worker(self, backend: Backend) -> None:
-        while (head := self._next_gpu()) is not None:
-            batch = [head]
+    def _gpu_worker(self, dev: _Device) -> None:
+        while (head := self._next_gpu(dev)) is not None:
+            batch, back = [head], []  # back: items handed back to the queue, no longer this worker's
             try:
-                batch += self._batchmates(head, backend)
-                self._run(batch, backend)
+                with _current(dev.backend):
+                    batch += self._batchmates(head, dev)
+                    self._run(batch, dev, back)
             except BaseException as e:  # noqa: BLE001 - outside any one item's proof: the batch's jobs carry it
-                for item in batch:
-                    item.job._finish(error=e)
+                if _device_fault(e):
+                    self._fault(dev, e)
+                    for item in batch:
+                        if not item.job.done and item.job.partition_state[item.k] != "done" \
+                                and all(item is not b for b in back):
+                            back.append(item)
+                            self._hand_back(item, dev)
+                else:
+                    for item in batch:
+                        if all(item is not b for b in back):
+                            item.job._finish(error=e)
             finally:
                 for item in batch:
-                    self._release(item)
+                    if all(item is not b for b in back):
+                        self._release(item)
+                with self._cond:
+                    dev.busy -= 1
+                    self._cond.notify_all()
 
-    def _run(self, batch: list[_Item], backend: Backend) -> None:
-        """Prove a batch's items one after the other, their packed witnesses expanded together first.
-        Each item's error goes to its job; a job finished meanwhile (cancelled, failed) has its items
-        skipped. Each item is released as it ends, except that witnesses in host memory (a host
-        backend's: maybe rows of one array) stay reserved until the batch ends, while they live."""
+    def _run(self, batch: list[_Item], dev: _Device, back: list[_Item]) -> None:
+        """Prove a batch's items on `dev` one after the other, their packed witnesses expanded together
+        first. Each item's error goes to its job; a job finished meanwhile (cancelled, failed) has its
+        items skipped. A device fault marks `dev` bad and hands the item back to the queue (appended to
+        `back`), and with it every later item of the batch. Each item is released as it ends, except
+        that witnesses in host memory (a host backend's: maybe rows of one array) stay reserved until
+        the batch ends, while they live."""
         live = [item for item in batch if not item.job.done]
         if not live:
             return
         for item in live:
             item.job.partition_state[item.k] = "proving"
-            self._event(item.job, item.k, "gpu_start")
-        witnesses = self._expand(live, backend) if _packed(live[0]) else [live[0].witness]
+            self._event(item.job, item.k, "gpu_start", device=dev.name)
+        try:
+            witnesses = self._expand(live, dev.backend) if _packed(live[0]) else [live[0].witness]
+        except Exception as e:  # noqa: BLE001 - a device fault hands every item back; another goes to the batch's jobs
+            if not _device_fault(e):
+                raise
+            witnesses = [e] * len(live)
         for item, w in zip(live, witnesses):
+            if isinstance(w, BaseException) and _device_fault(w):
+                self._fault(dev, w)
+            if dev.fault is not None and not item.job.done:
+                back.append(item)
+                self._hand_back(item, dev)
+                continue
             if isinstance(w, BaseException):
                 item.job._finish(error=w)
             elif not item.job.done:
                 try:
-                    item.job._partition_done(item.k, self._prove(item, w, backend))
-                except BaseException as e:  # noqa: BLE001 - the job carries the error
-                    item.job._finish(error=e)
+                    item.job._partition_done(item.k, self._prove(item, w, dev))
+                except BaseException as e:  # noqa: BLE001 - the job carries the error, or the device's fault hands it back
+                    if not _device_fault(e):
+                        item.job._finish(error=e)
+                    else:
+                        self._fault(dev, e)
+                        back.append(item)
+                        self._hand_back(item, dev)
+                        continue
             if not isinstance(w, np.ndarray):  # a host witness (maybe a row of the batch's) goes with the batch
                 self._release(item)
+
+    def _fault(self, dev: _Device, error: BaseException) -> None:
+        """Mark `dev` bad for a fault it raised (once: later faults of its other workers are only logged)."""
+        log.error("engine: device %s faulted", dev.name, exc_info=error)
+        self.mark_bad(dev.name, f"{type(error).__name__}: {error}")
+
+    def _hand_back(self, item: _Item, dev: _Device) -> None:
+        """Return an item that `dev` could not prove to the GPU queue, for the other devices."""
+        self._event(item.job, item.k, "synthesis_end", device=dev.name, fault=dev.fault)
+        self._enqueue(item)
 
     def _expand(self, batch: list[_Item], backend: Backend) -> list[Any]:
         """The full witnesses of a batch of packed items, by one run of the circuit's witness program
         (timings witness.{k}: the run's seconds, witness_batch.{k}: its partitions). When the batch
         fails (e.g. SynthesisError: one partition's inputs are inconsistent), each item is expanded
-        alone, so that only a failing item gets its error, in place of its witness."""
+        alone, so that only a failing item gets its error, in place of its witness; a device fault
+        is raised."""
         res = self.preload(batch[0].job.spec)
         if len(batch) > 1:
             try:
                 return self._expand_timed(res, batch, backend)
             except Exception as e:  # noqa: BLE001 - each item alone finds the one at fault
+                if _device_fault(e):
+                    raise
                 log.warning("engine: a batch of %d witnesses failed (%s); expanding each alone", len(batch), e)
         return [self._expand_one(res, item, backend) for item in batch]
 
@@ -524,20 +723,20 @@ class Engine:
             item.job.timings.update({f"witness.{item.k}": seconds, f"witness_batch.{item.k}": len(batch)})
         return list(w)
 
-    def _prove(self, item: _Item, w: Any, backend: Backend) -> Proof:
-        """Check the full witness `w`'s public inputs, prove (checking a.b = c) and verify."""
+    def _prove(self, item: _Item, w: Any, dev: _Device) -> Proof:
+        """Check the full witness `w`'s public inputs, prove on `dev` (checking a.b = c) and verify."""
         job, k = item.job, item.k
         res = self.preload(job.spec)
         x = list(job.tasks[k].inputs)
         if Fr.to_ints(to_host(w[1:res.circuit.num_inputs])) != x:
             raise InputError(f"{job.id} partition {k}: the witness's public inputs differ from the expected ones")
         try:
-            proof = groth16.prove(res.params.params, res.circuit, w, backend, check=True)
+            proof = groth16.prove(res.params.params, res.circuit, w, dev.backend, check=True)
         except UnsatisfiedConstraintError as e:
             raise UnsatisfiedConstraintError(e.index, f"{job.id} partition {k}") from None
         if not groth16.verify(res.pvk, x, proof):
             raise ProofVerificationError(k, f"{job.id}: the proof does not verify")
-        self._event(job, k, "gpu_end")
+        self._event(job, k, "gpu_end", device=dev.name)
         job.timings.update({f"prove.{k}.{s}": v for s, v in proof.timings.items()})
         return proof
 
@@ -552,8 +751,9 @@ class Engine:
             self._slots.release()
         item.ended.set()
 
-    def _event(self, job: Job, k: int, what: str, at: float | None = None) -> None:
-        event = {"t": time.time() if at is None else at, "job": job.id, "partition": k, "event": what, "host_reserved": self.budget.used}
+    def _event(self, job: Job, k: int, what: str, at: float | None = None, **extra: str | None) -> None:
+        event = {"t": time.time() if at is None else at, "job": job.id, "partition": k, "event": what,
+                 "host_reserved": self.budget.used, **extra}
         self.timeline.append(event)
         if self._timeline_path is not None:
             with self._timeline_path.open("a") as f:
@@ -609,8 +809,63 @@ def _device_free(backend: Backend) -> int | None:
         return None
     import cupy
 
-    with cupy.cuda.Device(backend.device):
+    with _current(backend):
         return int(cupy.cuda.runtime.memGetInfo()[0]) + int(cupy.get_default_memory_pool().free_bytes())
+
+
+def _current(backend: Backend) -> contextlib.AbstractContextManager:
+    """A CUDA backend's device made the calling thread's current device while the context lasts
+    (CuPy's thread-local device, restored after); nothing for a host backend."""
+    if backend.name != "cuda":
+        return contextlib.nullcontext()
+    import cupy
+
+    return cupy.cuda.Device(backend.device)
+
+
+ITEM_ERRORS = (InputError, SynthesisError, UnsatisfiedConstraintError, ProofVerificationError, BudgetError)
+
+
+def _device_fault(error: BaseException) -> bool:
+    """Whether an error is its device's fault: a RuntimeError or MemoryError (CUDA's errors, CuPy's
+    out-of-memory) that is not one of the item's own (ITEM_ERRORS)."""
+    return isinstance(error, (RuntimeError, MemoryError)) and not isinstance(error, ITEM_ERRORS)
+
+
+def _serves(dev: _Device, res: Resident) -> bool:
+    """Whether `dev` may prove items of `res`'s circuit: any device, unless its parameters live on one GPU."""
+    return res.device is None or (dev.backend.name == "cuda" and dev.backend.device == res.device)
+
+
+def _room(dev: _Device, res: Resident) -> bool:
+    """Whether dev's VRAM budget has room for res's circuit beside the tables it holds (always on a
+    host backend)."""
+    if dev.backend.name != "cuda" or res.device is not None:
+        return True
+    return dev.backend.residency.held + res.gpu_bytes <= dev.backend.budget.bytes
+
+
+def _place(devices: list[_Device], res: Resident) -> _Device | None:
+    """The device to give an item of `res`'s circuit now, or None for it to wait (the policy: the
+    module docstring)."""
+    able = [d for d in devices if d.fault is None and _serves(d, res)]
+    idle = [d for d in able if d.busy < d.workers]
+    for pool in ([d for d in idle if res.key in d.circuits], [d for d in idle if _room(d, res)]):
+        if pool:
+            return min(pool, key=_Device.load)
+    if idle and not any(res.key in d.circuits for d in able):
+        return min(idle, key=_Device.load)
+    return None
+
+
+def _share(devices: list[_Device], dev: _Device, head: _Item, queue: list[_Item]) -> int:
+    """How many of head's circuit's waiting items (head among them) a batch on `dev` takes at most: an
+    even split with the other healthy devices that have an idle worker and could take them."""
+    res = head.res
+    waiting = 1 + sum(1 for item in queue if item.job.spec.key == res.key and _packed(item) and not item.job.done)
+    others = sum(1 for d in devices if d is not dev and d.fault is None and d.busy < d.workers and _serves(d, res)
+                 and (res.key in d.circuits or _room(d, res)))
+    return -(-waiting // (1 + others))
 
 
 def read_calibration(spec: CircuitSpec) -> int | None:
