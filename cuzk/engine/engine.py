@@ -293,6 +293,8 @@ class Engine:
         self._baselines = [self.budget.reserve(_rss(), "the engine process", mem.admission_timeout_s)]
         self._engine_bytes = self._baselines[0].bytes  # reserved for the engine process itself
         self._in_flight = [0, 0]  # items holding reservations, and their engine-process bytes (Item.local)
+        self._synthesizing = 0  # items handed to the synthesis pool and not yet back (stats)
+        self._admitting: _Item | None = None  # the item the dispatcher took, until it is synthesizing (stats)
         self._workers_counted = False
         self._devices = self._make_devices(backend)
         self._host_backend = get_backend("cpu")  # expands witnesses with pipeline.gpu_witness off
@@ -482,7 +484,8 @@ class Engine:
                 while self._pending and self._pending[0].job.done:
                     heapq.heappop(self._pending)
                 if self._pending:
-                    return heapq.heappop(self._pending)
+                    self._admitting = heapq.heappop(self._pending)
+                    return self._admitting
                 self._cond.wait()
             return None
 
@@ -511,6 +514,9 @@ class Engine:
                 continue
             item.job.partition_state[item.k] = "synthesis"
             self._event(item.job, item.k, "admitted")
+            with self._cond:
+                self._admitting = None
+                self._synthesizing += 1
             future = self._pool.submit(_measured, item.job.tasks[item.k].synthesize)
             future.add_done_callback(lambda f, item=item, res=res: self._synthesized(item, res, f))
             if first:  # the circuit's first item runs alone, through its proof: its measurements
@@ -553,6 +559,8 @@ class Engine:
         self._workers_counted = True
 
     def _synthesized(self, item: _Item, res: Resident, future: Future) -> None:
+        with self._cond:
+            self._synthesizing -= 1
         if item.job.done:
             return self._release(item)
         try:
@@ -758,6 +766,41 @@ class Engine:
         if self._timeline_path is not None:
             with self._timeline_path.open("a") as f:
                 f.write(json.dumps(event) + "\n")
+
+    def stats(self) -> dict[str, Any]:
+        """A snapshot of the engine for status pages (the queues count only unfinished jobs' items):
+
+            synthesis_workers  {"configured": processes, "busy": those synthesizing an item}
+            gpu_workers        {"configured", "busy"}: worker threads of every device, those holding an item
+            queue              {"pending": items waiting for admission (a slot, their RAM), "synthesis":
+                               admitted items waiting for a synthesis process, "gpu": synthesized items
+                               waiting for a GPU worker}
+            host               {"total_bytes", "reserved_bytes"}: the host RAM budget
+            devices            per device what `devices` gives; a CUDA one also "name", "vram_total_bytes",
+                               "vram_used_bytes" (memGetInfo: every process's use) and
+                               "vram_reserved_bytes" (the tables its backend holds under its budget)
+            resident           the resident circuits' keys
+        Workers and queues are read in one hold of the engine's lock; memory is read after it."""
+        configured = self.config.pipeline.max_parallel_synthesis
+        with self._cond:
+            synthesizing = self._synthesizing
+            pending = sum(not item.job.done for item in self._pending + [self._admitting] if item is not None)
+            gpu = sum(not item.job.done for item in self._gpu_queue)
+            devices = self.devices
+        for dev, out in zip(self._devices, devices):
+            if dev.backend.name == "cuda":
+                import cupy
+
+                with cupy.cuda.Device(dev.backend.device):
+                    free, total = cupy.cuda.runtime.memGetInfo()
+                out.update(name=dev.backend.info.name, vram_total_bytes=int(total), vram_used_bytes=int(total - free),
+                           vram_reserved_bytes=dev.backend.residency.held)
+        return {"synthesis_workers": {"configured": configured, "busy": min(synthesizing, configured)},
+                "gpu_workers": {"configured": sum(d["workers"] for d in devices),
+                                "busy": sum(d["busy"] for d in devices)},
+                "queue": {"pending": pending, "synthesis": max(synthesizing - configured, 0), "gpu": gpu},
+                "host": {"total_bytes": self.budget.total, "reserved_bytes": self.budget.used},
+                "devices": devices, "resident": self.resident}
 
 
 def _packed(item: _Item) -> bool:

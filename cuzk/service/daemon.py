@@ -8,7 +8,8 @@ compatible: cuzk/service/proto/cuzk/v1/proving.proto) over an Engine, with every
     AwaitProof   the job's outcome; waits while it runs, up to timeout_ms (0: no limit), then TIMEOUT.
     Prove        SubmitProof then AwaitProof (bounded by the call's deadline).
     CancelProof  cancels a queued or running job (its memory is released); was_running tells which.
-    GetStatus    jobs per state, resident circuits, uptime; GetMetrics: Prometheus text.
+    GetStatus    jobs per state, resident circuits, uptime; GetMetrics: Prometheus text (with the
+                 engine's queues, workers and devices and the daemon's restarts read at each scrape).
     PreloadSRS / EvictSRS  load / drop a circuit's parameters ("porep-2k", "porep-8m", "porep-512m",
                  "porep-32g", "porep-64g").
 After a restart `resume` starts every journaled job that had not finished; finished jobs are kept
@@ -22,16 +23,18 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
 
 import grpc
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from cuzk.engine.engine import Engine, Job, JobCancelledError, Priority, porep_spec_of
 from cuzk.errors import CuzkError, InputError
 from cuzk.porep.registry import get_proof
-from cuzk.service.journal import DuplicateRequestError, JobRecord, Journal
+from cuzk.service.journal import DuplicateRequestError, ExitRecord, JobRecord, Journal
 from cuzk.service.payload import parse_porep
 from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
 from cuzk.service.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
@@ -47,6 +50,7 @@ PRIORITIES = {pb.CRITICAL: Priority.WINNING_POST, pb.HIGH: Priority.WINDOW_POST,
               pb.LOW: Priority.POREP}
 CIRCUITS = {"porep-2k": "StackedDrg2KiBV1_1", "porep-8m": "StackedDrg8MiBV1_1", "porep-512m": "StackedDrg512MiBV1_1",
             "porep-32g": "StackedDrg32GiBV1_1", "porep-64g": "StackedDrg64GiBV1_1"}
+EVERY_ROW = (1 << 63) - 1  # the largest limit Journal.starts takes
 
 
 class Metrics:
@@ -64,12 +68,44 @@ class Metrics:
         self.rejected = Counter("cuzk_requests_rejected", "Requests answered INVALID_ARGUMENT", registry=self.registry)
 
 
+class _StateCollector:
+    """The metrics read at each scrape: the engine's queues, workers and VRAM (Engine.stats) and the
+    daemon's restarts (ProvingService.restarts)."""
+
+    VRAM = {"vram_used_bytes": "VRAM in use on the device (every process)", "vram_total_bytes": "VRAM of the device",
+            "vram_reserved_bytes": "VRAM the backend's tables hold under its budget"}
+
+    def __init__(self, service: ProvingService) -> None:
+        self.service = service
+
+    def collect(self) -> Iterator[Metric]:
+        stats = self.service.engine.stats()
+        queue = GaugeMetricFamily("cuzk_queue_depth", "Work items waiting, per stage", labels=["stage"])
+        for stage, n in stats["queue"].items():
+            queue.add_metric([stage], n)
+        workers = GaugeMetricFamily("cuzk_workers", "Engine workers configured and busy", labels=["kind", "state"])
+        for kind in ("synthesis", "gpu"):
+            for state, n in stats[f"{kind}_workers"].items():
+                workers.add_metric([kind, state], n)
+        yield from (queue, workers)
+        for key, text in self.VRAM.items():
+            family = GaugeMetricFamily(f"cuzk_{key}", text, labels=["device"])
+            for dev in stats["devices"]:
+                if key in dev:
+                    family.add_metric([dev["device"]], dev[key])
+            if family.samples:
+                yield family
+        yield CounterMetricFamily("cuzk_daemon_restarts", "Daemon starts on this state directory after the first",
+                                  value=self.service.restarts()[0])
+
+
 class ProvingService(pb_grpc.ProvingEngineServicer):
     """cuzk.v1.ProvingEngine over an engine and a journal (module docstring)."""
 
     def __init__(self, engine: Engine, journal: Journal, results_ttl_s: float = 7 * 86400) -> None:
         self.engine, self.journal, self.results_ttl_s = engine, journal, results_ttl_s
         self.metrics = Metrics()
+        self.metrics.registry.register(_StateCollector(self))
         self.started = time.time()
         self.ready = threading.Event()  # set when start-up has finished (readyz)
         self._live: dict[str, Job] = {}
@@ -154,6 +190,12 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
     def live_jobs(self) -> list[Job]:
         with self._lock:
             return list(self._live.values())
+
+    def restarts(self) -> tuple[int, ExitRecord | None]:
+        """Daemon restarts on this state directory (its journaled starts less the first) and the last
+        daemon exit the supervisor journaled (None: none)."""
+        exits = self.journal.exits(limit=1)
+        return max(len(self.journal.starts(limit=EVERY_ROW)) - 1, 0), exits[0] if exits else None
 
     def uptime(self) -> float:
         return time.time() - self.started

@@ -1,7 +1,8 @@
 """The daemon's HTTP port beside gRPC (`cuzk daemon --status-listen host:port`), GET only:
 
-    /status   JSON: jobs per journal state, each live job's per-partition states, the engine's host
-              RAM budget (used / total), its resident circuits, uptime
+    /status   JSON: jobs per journal state, each live job's per-partition states, the engine's
+              workers (configured / busy), queues and devices (VRAM on CUDA), its host RAM budget
+              (used / total) and resident circuits, the daemon's restarts and last exit, uptime
     /metrics  Prometheus text (the service's prometheus-client registry)
     /healthz  200 while the process serves
     /readyz   200 once start-up has finished (parameters of preloaded circuits loaded, unfinished
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from cuzk.errors import InputError
@@ -18,14 +20,18 @@ from cuzk.errors import InputError
 
 def status(service) -> dict:
     """The /status document of a ProvingService."""
-    engine = service.engine
+    stats = service.engine.stats()
     live = service.live_jobs()
+    restarts, last_exit = service.restarts()
     return {"uptime_seconds": round(service.uptime(), 1), "ready": service.ready.is_set(),
             "jobs": service.journal.counts(),
             "live": [{"job_id": job.id, "partitions": list(job.partition_state)} for job in live],
-            "memory": {"host_used_bytes": engine.budget.used, "host_budget_bytes": engine.budget.total,
-                       "budget_source": engine.budget.source},
-            "resident_circuits": engine.resident}
+            "workers": {"synthesis": stats["synthesis_workers"], "gpu": stats["gpu_workers"]},
+            "queue": stats["queue"], "devices": stats["devices"],
+            "memory": {"host_used_bytes": stats["host"]["reserved_bytes"],
+                       "host_budget_bytes": stats["host"]["total_bytes"], "budget_source": service.engine.budget.source},
+            "resident_circuits": stats["resident"],
+            "restarts": {"count": restarts, "last_exit": asdict(last_exit) if last_exit else None}}
 
 
 class StatusServer:
