@@ -309,7 +309,8 @@ class Engine:
         self._closed = False
         self._timeline_path = Path(timeline) if timeline is not None else None
         self.timeline: list[dict] = []
-        self._pool = ProcessPoolExecutor(pipe.max_parallel_synthesis, mp_context=multiprocessing.get_context("spawn"))
+        self._pool = ProcessPoolExecutor(pipe.max_parallel_synthesis, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_exit_with_parent, initargs=(os.getpid(),))
         self._threads = [threading.Thread(target=self._dispatch, name="cuzk-dispatch", daemon=True)]
         self._threads += [threading.Thread(target=self._gpu_worker, args=(dev,), name=f"cuzk-gpu-{dev.name}-{j}",
                                            daemon=True) for dev in self._devices for j in range(dev.workers)]
@@ -447,11 +448,13 @@ class Engine:
         return self.submit(spec, tasks, priority, job_id)
 
     def close(self) -> None:
-        """Stop taking jobs, cancel what is queued, wait for the workers."""
+        """Stop taking jobs, cancel what is queued, wait for the workers (items already synthesizing
+        are proven: the GPU workers stay until none is left)."""
         with self._cond:
             self._closed = True
-            for item in self._pending + self._gpu_queue:
-                item.job.cancel()
+            for item in self._pending + self._gpu_queue + [self._admitting]:
+                if item is not None:
+                    item.job.cancel()
             self._cond.notify_all()
         for t in self._threads:
             t.join()
@@ -559,8 +562,14 @@ class Engine:
         self._workers_counted = True
 
     def _synthesized(self, item: _Item, res: Resident, future: Future) -> None:
-        with self._cond:
-            self._synthesizing -= 1
+        try:
+            self._take_synthesized(item, res, future)
+        finally:  # after the item is queued or released: a closing engine's GPU workers wait for it
+            with self._cond:
+                self._synthesizing -= 1
+                self._cond.notify_all()
+
+    def _take_synthesized(self, item: _Item, res: Resident, future: Future) -> None:
         if item.job.done:
             return self._release(item)
         try:
@@ -600,7 +609,7 @@ class Engine:
                         if not item.job.done:
                             dev.circuits.add(item.job.spec.key)
                         return item
-                if self._closed and not self._gpu_queue:
+                if self._closed and not self._gpu_queue and not self._synthesizing:
                     return None
                 self._cond.wait()
             return None
@@ -801,6 +810,19 @@ class Engine:
                 "queue": {"pending": pending, "synthesis": max(synthesizing - configured, 0), "gpu": gpu},
                 "host": {"total_bytes": self.budget.total, "reserved_bytes": self.budget.used},
                 "devices": devices, "resident": self.resident}
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A synthesis process's initializer: exit once the engine process `parent` is gone (checked every
+    second). A SIGKILLed engine's pool workers would otherwise wait forever on a pipe they hold both
+    ends of, and a restarted daemon would find them still holding memory."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="cuzk-parent-watch", daemon=True).start()
 
 
 def _packed(item: _Item) -> bool:

@@ -167,7 +167,7 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
                 self.metrics.completed.labels(rec.kind).inc()
                 self.metrics.duration.labels(rec.kind).observe(time.time() - rec.submitted_at)
             elif isinstance(error, JobCancelledError):
-                self.journal.cancel(rec.request_id)
+                pass  # CancelProof journaled it; otherwise the engine is closing: unfinished, resumed at the next start
             else:
                 self.journal.fail(rec.request_id, f"{type(error).__name__}: {error}")
                 self.metrics.failed.labels(rec.kind).inc()
@@ -265,7 +265,8 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
     def CancelProof(self, request, context):
         with self._lock:
             job = self._live.get(request.job_id)
-        if job is not None:
+        if job is not None:  # journaled first: an engine-side cancel alone (shutdown) leaves a job to resume
+            self.journal.cancel(request.job_id)
             return pb.CancelProofResponse(was_running=job.cancel())
         rec = self.journal.get(request.job_id)
         if rec is None:

@@ -2,7 +2,8 @@
 the .proto's generated stubs: malformed requests (1,000 of them) are each answered INVALID_ARGUMENT
 with a message and the server stays up; unknown jobs are NOT_FOUND; a request_id already journaled
 attaches to its job and a finished one answers from the journal; status and metrics; a 2KiB proof
-through Prove, answered again after a restart from the journal (slow)."""
+through Prove, answered again after a restart from the journal (slow); a job the closing engine
+cancels stays unfinished in the journal, a client's cancel is recorded."""
 from __future__ import annotations
 
 import base64
@@ -16,7 +17,7 @@ import pytest
 
 from cuzk.engine import EngineConfig, MemoryBudget
 from cuzk.engine.config import MemoryConfig, PipelineConfig
-from cuzk.engine.engine import Engine
+from cuzk.engine.engine import Engine, Job, Priority, porep_spec_of
 from cuzk.porep.synthetic import synthetic_c1
 from cuzk.service.daemon import GRPC_OPTIONS, ProvingService, server
 from cuzk.service.journal import Journal
@@ -177,3 +178,24 @@ def test_finished_results_expire_after_their_time(tmp_path, c1):
         assert info.value.code() == grpc.StatusCode.NOT_FOUND
     finally:
         stop(service, srv, channel)
+
+
+def test_a_job_the_closing_engine_cancels_stays_journaled_and_a_client_cancel_is_recorded(daemon, c1):
+    """A SIGTERMed daemon closes its engine, which cancels the jobs it had queued: those stay unfinished
+    in the journal (the next start resumes them); CancelProof on a live job records it cancelled."""
+    service, stub = daemon
+    spec = porep_spec_of(c1.registered_proof)
+    for request_id in ("closing-1", "client-1"):
+        service.journal.submit(request_id, "porep", wrap(c1, 5), 30)
+        service.journal.mark_running(request_id)
+    closing = Job("closing-1", spec, [], Priority.POREP)
+    closing.add_done_callback(lambda j: service._finished(service.journal.get("closing-1"), j))
+    assert closing.cancel()  # as Engine.close() cancels what it had queued
+    assert service.journal.get("closing-1").state == "running"
+    assert "closing-1" in [r.request_id for r in service.journal.unfinished()]
+    client = Job("client-1", spec, [], Priority.POREP)
+    client.add_done_callback(lambda j: service._finished(service.journal.get("client-1"), j))
+    with service._lock:
+        service._live["client-1"] = client
+    assert stub.CancelProof(pb.CancelProofRequest(job_id="client-1"), timeout=10).was_running
+    assert client.cancelled and service.journal.get("client-1").state == "cancelled"
