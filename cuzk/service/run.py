@@ -111,7 +111,11 @@ def _serve(options: DaemonOptions) -> int:
         engine = Engine(config, backend=options.backend)
     except CuzkError as e:
         raise StartupError(EXIT_ENGINE, f"the engine cannot start: {e}") from None
-    _preload(engine, options.preload)
+    try:
+        _preload(engine, options.preload)
+    except StartupError:
+        engine.close()
+        raise
     service = ProvingService(engine, journal, options.results_ttl_s)
     try:
         srv, port = server(service, options.listen)
@@ -171,7 +175,6 @@ def _preload(engine, circuit_ids: tuple[str, ...]) -> None:
 
     for cid in circuit_ids:
         if cid not in CIRCUITS:
-            engine.close()
             raise StartupError(EXIT_CONFIG, f"--preload {cid}: not a circuit id (one of {', '.join(CIRCUITS)})")
         proof = get_proof(CIRCUITS[cid])
         try:
@@ -179,7 +182,6 @@ def _preload(engine, circuit_ids: tuple[str, ...]) -> None:
             log.info("preloading %s from %s", cid, files.describe())
             engine.preload(porep_spec_of(proof))
         except CuzkError as e:
-            engine.close()
             raise StartupError(EXIT_PARAMS, f"--preload {cid}: {e}") from None
 
 
