@@ -1,22 +1,37 @@
 #!/usr/bin/env bash
-# One call on the lent GPU for issue 16 (run `bash bench/device_setup.sh tests` first: the GPU setup's
-# own tests): PROOFS (default 5) synthetic 32GiB C1s through the engine with the parameters generated
-# on the GPU from the partition PCE and kept there (bench.porep32g), then the same with the GPU witness
-# off (pipeline.gpu_witness = false: the witnesses on the host's 16 cores). Every partition proof is
-# verified by the engine. The PCE of the 32GiB partition is built on first use (~1 min on 16 cores).
-# Run from the repository root with .whl carried; JSON lines, timelines and their PNGs in $OUT.
+# One call on the lent GPU for issue 16: bench.porep32g (parameters generated on the GPU from the
+# partition PCE and kept there; every partition proof verified by the engine) first on 2KiB (GATE,
+# default StackedDrg2KiBV1_1, 2 proofs: the same path at a small shape), then, only if that passed,
+# PROOFS (default 5) synthetic 32GiB C1s; with CPU_WITNESS=1 the 32GiB run again with
+# pipeline.gpu_witness = false (the witnesses on the host's 16 cores). If the gate fails, the GPU
+# setup's own tests run instead, to say why. The PCE of the 32GiB partition is built on first use
+# (~1 min on 16 cores). Run from the repository root with .whl carried; JSON lines, timelines and
+# their PNGs in $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
 export PYTHONPATH=.:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
 step() { echo; echo "== $1 ($(date +%T), ${SECONDS}s)"; }
+porep() {  # porep() LOG TIMEOUT ARGS...
+  local log=$1 limit=$2; shift 2
+  timeout -k 20 "$limit" python3 -m bench.porep32g --backend cuda --out "$OUT/results" "$@" 2>&1 \
+    | grep -v -e "^cuzk: setup points" -e "it/s\]$" | tee -a "$OUT/$log" | tail -${TAIL:-8}
+  return "${PIPESTATUS[0]}"
+}
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
+if [ "${GATE:-StackedDrg2KiBV1_1}" != none ]; then
+  step "gate: ${GATE:-StackedDrg2KiBV1_1}, GPU setup + engine"
+  if ! porep gate.log ${GATE_S:-150} --proof ${GATE:-StackedDrg2KiBV1_1} --proofs 2; then
+    step "gate failed: the GPU setup's tests"
+    timeout 200 python3 -m pytest -q -x -p no:cacheprovider -m gpu -rs tests/backend/cuda/test_setup.py 2>&1 \
+      | tee "$OUT/gpu_tests.log" | tail -30
+    exit 1
+  fi
+fi
 step "32GiB, GPU witness"
-timeout ${GPU_S:-420} python3 -m bench.porep32g --proof ${PROOF:-StackedDrg32GiBV1_1} --proofs ${PROOFS:-5} \
-  --backend cuda --out "$OUT/results" 2>&1 | grep -v "^cuzk: setup points" | tee "$OUT/porep32g.log" | tail -8
+porep porep32g.log ${GPU_S:-420} --proof ${PROOF:-StackedDrg32GiBV1_1} --proofs ${PROOFS:-5}
 if [ -n "${CPU_WITNESS:-}" ]; then
   step "32GiB, witness on the host's cores"
-  timeout ${CPU_S:-400} python3 -m bench.porep32g --proof ${PROOF:-StackedDrg32GiBV1_1} --proofs ${PROOFS:-5} \
-    --backend cuda --cpu-witness --out "$OUT/results" 2>&1 | tee -a "$OUT/porep32g.log" | tail -6
+  porep porep32g_cpu.log ${CPU_S:-400} --proof ${PROOF:-StackedDrg32GiBV1_1} --proofs ${PROOFS:-5} --cpu-witness
 fi
 step "done"

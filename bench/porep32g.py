@@ -97,18 +97,22 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap.add_argument("--cpu-witness", action="store_true", help="pipeline.gpu_witness = false")
     ap.add_argument("--synthesis", type=int, default=2, help="synthesis processes")
     ap.add_argument("--gpu-workers", type=int, default=1, help="GPU workers per device")
-    ap.add_argument("--queue", type=int, default=10, help="GPU queue depth (the witness batch at most)")
+    ap.add_argument("--queue", type=int, default=10, help="GPU queue depth")
+    ap.add_argument("--witness-batch", type=int, default=None,
+                    help="partitions expanded at once (default: 2 for 32GiB, whose witnesses are 4.2 GB each; "
+                         "else the queue depth)")
     ap.add_argument("--out", default=None, help="results directory (default bench/results; timelines in bench/logs)")
     args = ap.parse_args(argv)
 
     proof = get_proof(args.proof)
+    batch = args.witness_batch or (2 if proof.sector_size == 32 << 30 else args.queue)
     c1s = [synthetic_c1(proof.name, prover_id=bytes(range(32)), sector_id=i + 1, ticket=bytes([i + 1]) * 32,
                         seed=b"\x06" * 32, rng=np.random.default_rng(i), progress=False)
            for i in range(args.proofs + 1)]
     spec = gpu_params_spec(proof.name, args.backend) if args.backend == "cuda" else porep_spec_of(proof, progress=True)
     config = EngineConfig(gpus=GpuConfig(gpu_workers_per_device=args.gpu_workers),
                           pipeline=PipelineConfig(max_parallel_synthesis=args.synthesis, gpu_queue_depth=args.queue,
-                                                  witness_batch=args.queue, gpu_witness=not args.cpu_witness))
+                                                  witness_batch=batch, gpu_witness=not args.cpu_witness))
     logs = Path(args.out or "bench/logs")
     logs.mkdir(parents=True, exist_ok=True)
     name = f"porep_engine_{args.backend}_{proof.name}" + ("_cpuwitness" if args.cpu_witness else "")
@@ -132,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
            "partitions": got["partitions"], "first_proof_ms": round(got["first_s"] * 1e3, 1),
            "resident_s": round(got["resident_s"], 1), "gpu_witness": not args.cpu_witness,
            "synthesis_workers": args.synthesis, "gpu_workers_per_device": args.gpu_workers,
-           "gpu_queue_depth": args.queue, "synthesis_rss_gib": synthesis_gib,
+           "gpu_queue_depth": args.queue, "witness_batch": batch, "synthesis_rss_gib": synthesis_gib,
            **{f"{stage}_ms": round(s * 1e3, 1) for stage, s in got["stages"].items()},
            "note": f"ms: {args.proofs} proofs submitted at once on a warm engine, seconds per proof; first_proof_ms: "
                    "the first after the parameters are resident (resident_s); <stage>_ms: per partition, median; "

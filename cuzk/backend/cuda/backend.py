@@ -28,8 +28,9 @@ class CudaBackend:
     free at first use (cuzk.backend.cuda.memory). Prepared bases (and the tables this backend keeps
     for base arrays it has seen, while those arrays live) count against it; the least recently used
     kept tables are evicted when a new one, or an MSM's working memory, would not fit. A new table
-    takes the cheapest plan that fits next to the tables already held, evicting only when none
-    does. Budget and residency belong to the instance (get_backend shares one per process); the NTTs'
+    takes the cheapest plan that fits next to the tables and parameter vectors already held
+    (`hold`) and the reserve for the work beside them (`reserve_beside_tables`, table_reserve
+    bytes), evicting only when none does. Budget and residency belong to the instance (get_backend shares one per process); the NTTs'
     memory is not counted. A circuit evaluated from its template form keeps its arrays on the device
     the same way (an LRU entry while the circuit lives). last_msm_plan: the plan (c, multiples,
     estimated bytes) of the latest MSM."""
@@ -43,6 +44,7 @@ class CudaBackend:
         self.residency = Residency()
         self._stager = Stager()
         self.last_msm_plan: MsmPlan | None = None
+        self.table_reserve = 0
 
     # ---- the device -----------------------------------------------------------------------------
     @property
@@ -147,12 +149,18 @@ class CudaBackend:
         """A vector of `count` encoded points of a .params file decoded on this device
         (cuzk.backend.cuda.points.upload: the cupy array and the index of the first bad point or
         None), its device memory reserved under the VRAM budget first, next to `held` bytes the
-        caller already holds there (earlier vectors); the caller owns the array (the residency does
-        not count it)."""
+        caller already holds there (vectors not yet counted); the array counts against the budget
+        while it lives (`hold`)."""
         with self._on_device():
             self._reserve(held + points_cuda.upload_bytes(group, count, chunk_bytes),
                           f"{count} {group.upper()} parameter points")
-            return points_cuda.upload(read_into, offset, count, group, chunk_bytes=chunk_bytes, readers=readers)
+            points, bad = points_cuda.upload(read_into, offset, count, group, chunk_bytes=chunk_bytes, readers=readers)
+            self.hold(points)
+            return points, bad
+
+    def hold(self, array) -> None:
+        """Count a device array (parameter vectors kept on the GPU) against the budget while it lives."""
+        self.residency.track(array, int(array.nbytes))
 
     def encoded_points(self, points, group: str, chunk_bytes: int | None = None):
         """The .params encoding of a device vector, chunk by chunk (cuzk.backend.cuda.points.encoded_chunks)."""
@@ -176,32 +184,42 @@ class CudaBackend:
             n = int(bases.shape[0])
             if n == 0:
                 raise MsmInputError("no bases")
+            held_bases = self.residency.holds(bases)
             if c is None:
-                plan = self._new_plan(group, n, precompute)
+                plan = self._new_plan(group, n, precompute, held_bases)
             else:
                 plan = msm.plan_for(group, n, c, m or 1, True, self._items())
-                self.residency.make_room(plan.peak_bytes, self.budget, self._what(group, n, plan))
+                self.residency.make_room(msm.new_bytes(plan, held_bases), self.budget, self._what(group, n, plan))
             flat = self._stager.to_device(bases).view(cp.uint32).reshape(n, msm._WORDS[group])
             table = msm.build_table(flat, group, plan.c, plan.multiples)
             del flat
             prepared = PreparedBases(group, n, plan.c, plan.multiples, table)
-            self.residency.track(prepared, prepared.nbytes)
+            # bases the budget counts already (`hold`) are the table's first multiple or a copy of it
+            self.residency.track(prepared, prepared.nbytes - (int(bases.nbytes) if held_bases else 0))
             return prepared
 
-    def _new_plan(self, group: str, n: int, precompute: bool) -> MsmPlan:
-        """The cheapest plan that fits next to the held tables, evicting kept tables (LRU) only
-        when none fits."""
+    def reserve_beside_tables(self, nbytes: int) -> None:
+        """Keep `nbytes` of the budget free of new tables: the work beside them (a batch of witnesses,
+        the prover's vectors over the domain) that the residency does not count. The largest asked for
+        stays."""
+        self.table_reserve = max(self.table_reserve, int(nbytes))
+
+    def _new_plan(self, group: str, n: int, precompute: bool, held_bases: bool = False) -> MsmPlan:
+        """The cheapest plan that fits next to the held tables and the reserve beside them, evicting
+        kept tables (LRU) only when none fits."""
         while True:
             try:
-                return msm.choose_plan(group, n, self.budget, items=self._items(), held=self.residency.held,
-                                       precompute=precompute)
+                return msm.choose_plan(group, n, self.budget, items=self._items(),
+                                       held=self.residency.held + self.table_reserve, precompute=precompute,
+                                       bases_held=held_bases)
             except VramBudgetError:
                 if not self.residency.evict_lru():
                     raise
 
-    def _resident(self, bases: np.ndarray, group: str) -> PreparedBases:
-        """The kept table of a numpy base array, made at its first MSM and reused while the array
-        lives (a prover's parameter vectors are the same arrays proof after proof)."""
+    def _resident(self, bases, group: str) -> PreparedBases:
+        """The kept table of a base array (numpy, or cupy on this device), made at its first MSM and
+        reused while the array lives (a prover's parameter vectors are the same arrays proof after
+        proof)."""
         prepared = self.residency.lookup(bases)
         if prepared is not None and prepared.group == group:
             return prepared
@@ -244,12 +262,7 @@ class CudaBackend:
             msm.check_scalars(scalars, n)
             if n == 0:
                 return np.zeros(msm._SHAPE[group], dtype=np.uint64)
-            if isinstance(bases, PreparedBases):
-                prepared = bases
-            elif isinstance(bases, np.ndarray):
-                prepared = self._resident(bases, group)
-            else:  # bases already on the device: prepared for this call only
-                prepared = self._prepare(bases, group)
+            prepared = bases if isinstance(bases, PreparedBases) else self._resident(bases, group)
             out = self._run(prepared, scalars, sparse)
             return cupy().asnumpy(out).view(np.uint64).reshape(msm._SHAPE[group])
 

@@ -75,6 +75,11 @@ class Residency:
             self._held[id(prepared)] = nbytes
         weakref.finalize(prepared, self._release, id(prepared))
 
+    def holds(self, obj: Any) -> bool:
+        """Whether `obj` itself is tracked (a device array counted with `track`)."""
+        with self._lock:
+            return id(obj) in self._held
+
     def _release(self, key: int) -> None:
         with self._lock:
             self._held.pop(key, None)

@@ -158,22 +158,33 @@ def _candidates(group: str, n: int, sparse: bool, items: int, precompute: bool, 
     return plans
 
 
+def new_bytes(plan: MsmPlan, bases_held: bool) -> int:
+    """The device bytes a plan adds at its peak: msm_bytes' peak, less the bases' own n A when they are
+    on the device and counted already (then they are the table's first multiple or the source of its
+    copy, and nothing is uploaded)."""
+    if not bases_held:
+        return plan.peak_bytes
+    a = 4 * _WORDS[plan.group] * plan.n
+    return plan.bytes.table - a + max(plan.bytes.run, plan.bytes.prepare - a)
+
+
 def choose_plan(group: str, n: int, budget: VramBudget, *, items: int, held: int = 0, sparse: bool = True,
-                precompute: bool = True, max_multiples: int | None = None) -> MsmPlan:
-    """The cheapest plan whose peak (msm_bytes) fits in the budget less `held` (bytes other prepared
-    bases hold); ties go to the smaller peak. VramBudgetError, naming the smallest peak of any plan,
-    when none fits. max_multiples defaults to the kernels' PRE_MAX (loader.MAX_MULTIPLES)."""
+                precompute: bool = True, max_multiples: int | None = None, bases_held: bool = False) -> MsmPlan:
+    """The cheapest plan whose new bytes (new_bytes: the peak of msm_bytes, less the bases when
+    `bases_held`) fit in the budget less `held` (bytes held beside it); ties go to the smaller peak.
+    VramBudgetError, naming the smallest need of any plan, when none fits. max_multiples defaults to
+    the kernels' PRE_MAX (loader.MAX_MULTIPLES)."""
     if max_multiples is None:
         max_multiples = loader.MAX_MULTIPLES
     plans = _candidates(group, n, sparse, items, precompute, max_multiples)
     if not plans:
         raise MsmInputError(f"too many bases for one {group.upper()} MSM: {n} (at most {_INDEX_LIMIT - 1})")
-    fitting = [p for p in plans if p.peak_bytes <= budget.bytes - held]
+    fitting = [p for p in plans if new_bytes(p, bases_held) <= budget.bytes - held]
     if not fitting:
-        least = min(plans, key=lambda p: p.peak_bytes)
+        least = min(plans, key=lambda p: new_bytes(p, bases_held))
         what = (f"a {group.upper()} MSM of {n} points (its smallest plan: c = {least.c}, "
                 f"{least.multiples} table multiple{'s' if least.multiples > 1 else ''})")
-        raise VramBudgetError(what, least.peak_bytes, budget.bytes, budget.source, held)
+        raise VramBudgetError(what, new_bytes(least, bases_held), budget.bytes, budget.source, held)
     return min(fitting, key=lambda p: (p.cost, p.peak_bytes))
 
 

@@ -25,7 +25,7 @@ n the domain, |a| and |b| the variables with A and B query points), stage by sta
     h        128 (n - 1) (scalars, h) + the outputs so far
 plus the circuit's resident arrays (cuzk.backend.cuda.pce), the tables and the fixed-base scratch
 (two field elements per point of one launch, at most _MAX_CHUNK points). Outputs kept on the device
-stay there (the caller owns them; the backend's residency does not count them); otherwise each
+stay there (counted in `residency` while they live, as CudaBackend.hold counts them); otherwise each
 vector is copied to the host as soon as it is made. The 32GiB PoRep partition (m = 130,278,541,
 k = 328, N = 130,170,221, n = 2^27, |a| ~ 129.8 M, |b| ~ 33.1 M): qap 25.1 GB; with the outputs kept
 the peak is 51.7 GB at h, 47.4 GB of it the key; with them copied out, 25.1 GB (at qap).
@@ -313,7 +313,12 @@ def key_points(pce: TemplateCircuit, tau: int, alpha: int, beta: int, gamma: int
     stage("tables")
     n_points = (domain.n - 1) + ncols + na + 2 * nb
     bar = Progress("cuzk: setup points (cuda)", total=n_points, unit="pt", unit_scale=True, enabled=progress)
-    take = (lambda x: x) if keep_on_device else cp.asnumpy
+
+    def kept(x):
+        residency.track(x, int(x.nbytes))
+        return x
+
+    take = kept if keep_on_device else cp.asnumpy
 
     def points(table: FixedBaseTable, scalars):
         return take(fixed_base_mul(table, scalars, progress=bar if progress else None))

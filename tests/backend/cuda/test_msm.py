@@ -140,6 +140,25 @@ def test_msm_prepared_matches(backend, group, rng):
 
 
 @pytest.mark.parametrize("group", GROUPS)
+def test_msm_on_held_device_bases_keeps_one_table(group, rng):
+    """Bases kept on the device and counted by `hold` (parameter vectors from the GPU setup or an
+    upload): the first MSM makes their table, later ones reuse it, and the held bytes count the bases
+    once (their first multiple is not counted again)."""
+    backend = CudaBackend()
+    n = (1 << 12) + 3
+    ks = [int(k) for k in rng.integers(0, 2**63, size=n)]
+    bases = cp.asarray(make_bases(group, ks))
+    backend.hold(bases)
+    assert backend.residency.held == bases.nbytes
+    check(backend, group, ks, reference.random_mont_scalars(rng, n), bases=bases)
+    prepared = backend.residency.lookup(bases)
+    assert prepared is not None and prepared.n == n
+    assert backend.residency.held == bases.nbytes * prepared.multiples
+    check(backend, group, ks, reference.random_mont_scalars(rng, n), bases=bases)
+    assert backend.residency.lookup(bases) is prepared
+
+
+@pytest.mark.parametrize("group", GROUPS)
 def test_msm_long_items_few_keys(backend, group, rng, monkeypatch):
     """Items longer than 32 points (run longest first), a crowded top window (c = 9: 4 bits) and the
     fan-in-4 passes over few keys (2 sets x 256 buckets) still give the exact sum."""

@@ -78,6 +78,25 @@ def test_held_bytes_count_against_the_budget():
     assert crowded.peak_bytes <= 2 * GIB < free.peak_bytes
 
 
+@pytest.mark.parametrize("group", ["g1", "g2"])
+def test_bases_already_on_the_device_are_not_counted_twice(group):
+    """Device-held bases (parameter vectors kept on the GPU) are the table's first multiple: a plan
+    adds (m - 1) n A and its run memory, and nothing for an upload."""
+    n = 1 << 22
+    a = POINT[group] * n
+    for c, m in ((16, 1), (16, 4)):
+        p = msm.plan_for(group, n, c, m, False, ITEMS)
+        assert msm.new_bytes(p, False) == p.peak_bytes
+        assert msm.new_bytes(p, True) == (m - 1) * a + p.bytes.run
+    budget = 2 * a + 2 * GIB
+    assert plan(group, n, budget, bases_held=True).multiples \
+        >= plan(group, n, budget).multiples
+    tight = min(msm.plan_for(group, n, c, 1, False, ITEMS).bytes.run for c in range(4, 24)) + a // 2
+    with pytest.raises(VramBudgetError):
+        plan(group, n, tight, sparse=False)  # the bases themselves do not fit beside the run
+    assert plan(group, n, tight, sparse=False, bases_held=True).multiples == 1
+
+
 def test_nothing_fits_raises_with_the_numbers():
     n = 1 << 24
     least = min(msm.plan_for("g1", n, c, 1, True, ITEMS).peak_bytes for c in range(4, 24))
