@@ -32,6 +32,6 @@ step "32GiB, GPU witness"
 porep porep32g.log ${GPU_S:-420} --proof ${PROOF:-StackedDrg32GiBV1_1} --proofs ${PROOFS:-5}
 if [ -n "${CPU_WITNESS:-}" ]; then
   step "32GiB, witness on the host's cores"
-  porep porep32g_cpu.log ${CPU_S:-400} --proof ${PROOF:-StackedDrg32GiBV1_1} --proofs ${PROOFS:-5} --cpu-witness
+  porep porep32g_cpu.log ${CPU_S:-400} --proof ${PROOF:-StackedDrg32GiBV1_1} --proofs ${CPU_PROOFS:-${PROOFS:-5}} --cpu-witness
 fi
 step "done"

@@ -622,7 +622,8 @@ class Engine:
         free = _device_free(dev.backend)  # a device query and maybe a circuit's load: outside the lock
         circuit = self.preload(head.job.spec).circuit
         if free is not None:
-            dev.backend.reserve_beside_tables(_work_bytes(self.config, circuit))
+            dev.backend.reserve_beside_tables(_work_bytes(self.config, circuit),
+                                              msm_points=max(circuit.domain_size, circuit.num_aux))
         cap = _batch_cap(self.config, circuit, free)
         with self._cond:
             return _batch(self._gpu_queue, head, min(cap, _share(self._devices, dev, head, self._gpu_queue)) - 1)
@@ -873,7 +874,8 @@ def _batch_cap(config: EngineConfig, circuit: AnyCircuit, free: int | None) -> i
 def _work_bytes(config: EngineConfig, circuit: AnyCircuit) -> int:
     """Device bytes the GPU workers of one device use beside the resident tables for `circuit`: each
     worker's batch of witnesses (pipeline.witness_batch x 32 bytes per variable) and one partition's
-    prover vectors (4 x 32 x domain size). A CUDA backend keeps them free of new MSM tables."""
+    prover vectors (4 x 32 x domain size). A CUDA backend keeps them (and one MSM's working memory)
+    free of new MSM tables."""
     per_worker = (config.pipeline.witness_batch * 32 * (circuit.num_inputs + circuit.num_aux)
                   + 4 * 32 * circuit.domain_size)
     return config.gpus.gpu_workers_per_device * per_worker

@@ -198,11 +198,15 @@ class CudaBackend:
             self.residency.track(prepared, prepared.nbytes - (int(bases.nbytes) if held_bases else 0))
             return prepared
 
-    def reserve_beside_tables(self, nbytes: int) -> None:
+    def reserve_beside_tables(self, nbytes: int, msm_points: int = 0) -> None:
         """Keep `nbytes` of the budget free of new tables: the work beside them (a batch of witnesses,
-        the prover's vectors over the domain) that the residency does not count. The largest asked for
-        stays."""
-        self.table_reserve = max(self.table_reserve, int(nbytes))
+        the prover's vectors over the domain) that the residency does not count, plus the working
+        memory of a G1 MSM of `msm_points` (its smallest m = 1 plan), so that a table made for one MSM
+        never leaves the next without room to run. The largest asked for stays."""
+        run = 0
+        if msm_points:
+            run = min(p.bytes.run for p in msm._candidates("g1", msm_points, True, self._items(), False, 1))
+        self.table_reserve = max(self.table_reserve, int(nbytes) + run)
 
     def _new_plan(self, group: str, n: int, precompute: bool, held_bases: bool = False) -> MsmPlan:
         """The cheapest plan that fits next to the held tables and the reserve beside them, evicting
