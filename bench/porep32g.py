@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -78,12 +79,17 @@ def run(engine: Engine, spec: CircuitSpec, submit: Callable[[int], Job], proofs:
     engine.preload(spec)
     resident_s = time.perf_counter() - t
     t = time.perf_counter()
-    submit(0).result()
+    first = submit(0)
+    first.result()
     first_s = time.perf_counter() - t
+    print(f"first proof {first_s:.1f} s; per partition (median ms): "
+          + ", ".join(f"{k} {v * 1e3:.0f}" for k, v in sorted(stage_medians([first]).items())), flush=True)
     t = time.perf_counter()
     jobs = [submit(i) for i in range(1, proofs + 1)]
-    for job in jobs:
-        job.result()
+    for i, job in enumerate(jobs, 1):
+        job.result()  # each job's stages printed as it ends: a run cut short still says where time went
+        print(f"proof {i} done at {time.perf_counter() - t:.1f} s; per partition (median ms): "
+              + ", ".join(f"{k} {v * 1e3:.0f}" for k, v in sorted(stage_medians([job]).items())), flush=True)
     batch_s = time.perf_counter() - t
     return {"resident_s": resident_s, "first_s": first_s, "sustained_s": batch_s / proofs,
             "stages": stage_medians(jobs), "partitions": len(jobs[0].tasks)}
@@ -103,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
                          "else the queue depth)")
     ap.add_argument("--out", default=None, help="results directory (default bench/results; timelines in bench/logs)")
     args = ap.parse_args(argv)
+    logging.basicConfig(format="%(name)s: %(message)s")
+    logging.getLogger("cuzk.cuda").setLevel(logging.INFO)  # tables evicted to make room
 
     proof = get_proof(args.proof)
     batch = args.witness_batch or (2 if proof.sector_size == 32 << 30 else args.queue)

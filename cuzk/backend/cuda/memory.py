@@ -9,6 +9,7 @@ on top. Imports without cupy.
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import weakref
@@ -28,6 +29,7 @@ DEFAULT_FRACTION = 0.8
 GIB = 1 << 30
 STAGE_BYTES = 16 << 20  # host arrays above this size go through two pinned staging buffers
 _WHAT = "VRAM budget"
+log = logging.getLogger("cuzk.cuda")
 
 
 @dataclass(frozen=True)
@@ -116,8 +118,11 @@ class Residency:
     def make_room(self, need: int, budget: VramBudget, what: str, keep: Any = None) -> None:
         """Evict LRU entries (never `keep`) until held + need fits the budget; VramBudgetError if it
         cannot."""
-        while self.held + need > budget.bytes and self.evict_lru(keep):
-            pass
+        while self.held + need > budget.bytes:
+            before = self.held
+            if not self.evict_lru(keep):
+                break
+            log.info("cuda: evicted a kept table (%.2f GiB freed) to make room for %s", (before - self.held) / GIB, what)
         held = self.held
         if held + need > budget.bytes:
             raise VramBudgetError(what, need, budget.bytes, budget.source, held)
