@@ -130,6 +130,12 @@ def main(argv: Sequence[str] | None = None) -> dict:
     with vram or contextlib.nullcontext(), Engine(config, backend=args.backend, timeline=timeline) as engine:
         got = run(engine, spec, lambda i: engine.submit_porep(c1s[i]), args.proofs)
         synthesis_gib = round((engine.preload(spec).synthesis_bytes or 0) / 2**30, 2)
+        if args.backend == "cuda":
+            backend = engine._devices[0].backend  # noqa: SLF001 - a diagnostic of the bench
+            tables = [t for t in backend.residency.kept() if hasattr(t, "multiples")]
+            print(f"MSM tables kept: " + "; ".join(f"{t.group} n={t.n} c={t.c} m={t.multiples}" for t in tables)
+                  + f"; budget {backend.budget.bytes / 2**30:.1f} GiB, held {backend.residency.held / 2**30:.1f} GiB, "
+                  f"reserve beside tables {backend.table_reserve / 2**30:.1f} GiB", flush=True)
     png = timeline.with_suffix(".png")
     try:
         plot(read_timeline(timeline), png)

@@ -77,6 +77,11 @@ class Residency:
             self._held[id(prepared)] = nbytes
         weakref.finalize(prepared, self._release, id(prepared))
 
+    def kept(self) -> list[Any]:
+        """The cached prepared tables, least recently used first."""
+        with self._lock:
+            return [prepared for _ref, prepared in self._cache.values()]
+
     def holds(self, obj: Any) -> bool:
         """Whether `obj` itself is tracked (a device array counted with `track`)."""
         with self._lock:
