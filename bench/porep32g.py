@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         if args.backend == "cuda":
             backend = engine._devices[0].backend  # noqa: SLF001 - a diagnostic of the bench
             tables = [t for t in backend.residency.kept() if hasattr(t, "multiples")]
-            print(f"MSM tables kept: " + "; ".join(f"{t.group} n={t.n} c={t.c} m={t.multiples}" for t in tables)
+            print("MSM tables kept: " + "; ".join(f"{t.group} n={t.n} c={t.c} m={t.multiples}" for t in tables)
                   + f"; budget {backend.budget.bytes / 2**30:.1f} GiB, held {backend.residency.held / 2**30:.1f} GiB, "
                   f"reserve beside tables {backend.table_reserve / 2**30:.1f} GiB", flush=True)
     png = timeline.with_suffix(".png")
