@@ -952,6 +952,9 @@ def read_calibration(spec: CircuitSpec) -> int | None:
     the engine then measures again)."""
     if spec.calibration is None:
         return None
+    if not spec.calibration.exists():
+        log.info("engine: no calibration for %s yet; its first item measures one", spec.key)
+        return None
     try:
         data = json.loads(spec.calibration.read_text())
         if data.get("identity") == spec.identity and isinstance(data.get("synthesis_bytes"), int) \

@@ -188,9 +188,12 @@ def test_2kib_porep_through_the_engine_verifies(tmp_path, monkeypatch):
         assert e.preload(first.spec) is resident and cuzk.verify(sector, again, seed=seed) and again != proof
 
 
-def test_the_measured_synthesis_size_is_kept_for_the_next_engine(engine, tmp_path):
+def test_the_measured_synthesis_size_is_kept_for_the_next_engine(engine, tmp_path, caplog):
     path = tmp_path / "small.calibration.json"
     calibrated = dataclasses.replace(spec("calibrated"), calibration=path, identity="circuit-1")
+    with caplog.at_level("INFO", logger="cuzk.engine"):
+        assert engine_module.read_calibration(calibrated) is None  # none yet: said as such, not "unreadable"
+    assert "no calibration for calibrated yet" in caplog.text and "unreadable" not in caplog.text
     engine.submit(calibrated, tasks(3, 1)).result(timeout=600)
     measured = engine.preload(calibrated).synthesis_bytes
     stored = engine_module.json.loads(path.read_text())
@@ -201,4 +204,5 @@ def test_the_measured_synthesis_size_is_kept_for_the_next_engine(engine, tmp_pat
     assert engine_module.read_calibration(dataclasses.replace(calibrated, identity="circuit-2")) is None
     path.write_text("{not json")
     assert engine_module.read_calibration(calibrated) is None
+    assert "unreadable; measuring again" in caplog.text
     engine.evict("calibrated")
