@@ -3,6 +3,9 @@ properties (device), its memory (memory: VRAM budget, residency, staging) and th
 (msm, ntt, spmv, pce). numpy in, numpy out; CuPy is imported at first use."""
 from __future__ import annotations
 
+import logging
+import time
+
 import numpy as np
 
 from cuzk.backend.base import SparseMatrix, TemplateCircuit, WitnessProgram, check_program_witness
@@ -19,6 +22,8 @@ from cuzk.backend.cuda.memory import Residency, Stager, VramBudget, resolve_budg
 from cuzk.backend.cuda.msm import MsmInputError, MsmPlan, PreparedBases
 from cuzk.errors import VramBudgetError
 from cuzk.util.arrays import on_device
+
+log = logging.getLogger("cuzk.cuda")
 
 
 class CudaBackend:
@@ -96,7 +101,9 @@ class CudaBackend:
                 dev_pce = pce_cuda.resident(pce, self._reserve, self.residency)
                 need = witness_cuda.program_bytes(program)
                 self._reserve(need, f"the witness program of a {pce.num_constraints}-row circuit")
+                t = time.perf_counter()
                 dev = witness_cuda.upload_program(pce, program, dev_pce)
+                log.info("cuda: witness program of %d steps uploaded in %.2f s", len(program.steps), time.perf_counter() - t)
                 self.residency.track(dev, need)
                 self.residency.insert(program, dev)
             if on_device(w):
@@ -190,9 +197,14 @@ class CudaBackend:
             else:
                 plan = msm.plan_for(group, n, c, m or 1, True, self._items())
                 self.residency.make_room(msm.new_bytes(plan, held_bases), self.budget, self._what(group, n, plan))
+            t = time.perf_counter()
             flat = self._stager.to_device(bases).view(cp.uint32).reshape(n, msm._WORDS[group])
             table = msm.build_table(flat, group, plan.c, plan.multiples)
             del flat
+            if log.isEnabledFor(logging.INFO):  # the table's kernels are asynchronous: time them when logged
+                cp.cuda.get_current_stream().synchronize()
+            log.info("cuda: %s table of %d bases (c = %d, %d multiples) made in %.2f s", group.upper(), n, plan.c,
+                     plan.multiples, time.perf_counter() - t)
             prepared = PreparedBases(group, n, plan.c, plan.multiples, table)
             # bases the budget counts already (`hold`) are the table's first multiple or a copy of it
             self.residency.track(prepared, prepared.nbytes - (int(bases.nbytes) if held_bases else 0))
