@@ -110,24 +110,24 @@ class Residency:
             if key in self._cache and self._cache[key][0] is ref:
                 del self._cache[key]
 
-    def evict_lru(self, keep: Any = None) -> bool:
-        """Drop the least recently used cache entry other than `keep`; False when there is none.
-        Its table is freed unless a caller still holds it."""
+    def evict_lru(self, keep: Any = None, why: str = "a new table") -> bool:
+        """Drop the least recently used cache entry other than `keep` (logged, with `why`: what needs
+        the room); False when there is none. Its table is freed unless a caller still holds it."""
         with self._lock:
             for key, (_ref, prepared) in list(self._cache.items()):
                 if prepared is not keep:
+                    before = self.held
                     del self._cache[key]
+                    log.info("cuda: evicted a kept %s (%.2f GiB freed) to make room for %s", type(prepared).__name__,
+                             (before - self.held) / GIB, why)
                     return True
             return False
 
     def make_room(self, need: int, budget: VramBudget, what: str, keep: Any = None) -> None:
         """Evict LRU entries (never `keep`) until held + need fits the budget; VramBudgetError if it
         cannot."""
-        while self.held + need > budget.bytes:
-            before = self.held
-            if not self.evict_lru(keep):
-                break
-            log.info("cuda: evicted a kept table (%.2f GiB freed) to make room for %s", (before - self.held) / GIB, what)
+        while self.held + need > budget.bytes and self.evict_lru(keep, what):
+            pass
         held = self.held
         if held + need > budget.bytes:
             raise VramBudgetError(what, need, budget.bytes, budget.source, held)
