@@ -28,12 +28,13 @@ def get_backend(name: str = "auto") -> Backend:
     raise InputError(f"unknown backend {name!r}: choose cpu, cuda or auto")
 
 
-@functools.cache
 def _cuda_backend() -> Backend:
-    """One CUDA backend per process, so bases it keeps on the GPU are shared by every caller."""
-    from cuzk.backend.cuda import CudaBackend
+    """The CUDA backend of the current device: the same instance device_backends gives for it, so a
+    device has one VRAM budget and one residency per process (what the GPU setup keeps there, an
+    engine's tables) shared by every caller."""
+    from cuzk.backend.cuda.device import cupy
 
-    return CudaBackend()
+    return _cuda_backend_on(int(cupy().cuda.Device().id))
 
 
 def device_backends(name: str = "auto", devices: Sequence[int] = ()) -> list[Backend]:

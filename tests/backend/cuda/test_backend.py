@@ -155,3 +155,16 @@ def test_evaluate_pce_matches_cpu(cpu, rng):
     w = Fr.random(cs.num_inputs + cs.num_aux, rng)
     for got, want in zip(CudaBackend().evaluate_pce(pce, w), cpu.evaluate_pce(pce, w), strict=True):
         np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_one_backend_per_device_and_process():
+    """get_backend("cuda") is the current device's backend of device_backends: one VRAM budget and one
+    residency per device, so what the GPU setup keeps there counts against the budget an engine's
+    tables use (two instances each took 80% of the device: the 32GiB tables were evicted and rebuilt
+    every partition)."""
+    from cuzk.backend import device_backends, get_backend
+
+    with cp.cuda.Device(0):
+        shared = get_backend("cuda")
+        assert shared is get_backend("cuda") is device_backends("cuda", [0])[0]
+        assert shared.device == 0
