@@ -111,11 +111,13 @@ class Residency:
                 del self._cache[key]
 
     def evict_lru(self, keep: Any = None, why: str = "a new table") -> bool:
-        """Drop the least recently used cache entry other than `keep` (logged, with `why`: what needs
-        the room); False when there is none. Its table is freed unless a caller still holds it."""
+        """Drop the least recently used cache entry other than `keep` that counts any bytes (logged,
+        with `why`: what needs the room); False when there is none. Its table is freed unless a caller
+        still holds it. An entry of no bytes (a table that is its held bases themselves) stays:
+        dropping it would free nothing and cost its rebuild."""
         with self._lock:
             for key, (_ref, prepared) in list(self._cache.items()):
-                if prepared is not keep:
+                if prepared is not keep and self._held.get(id(prepared), 0) > 0:
                     before = self.held
                     del self._cache[key]
                     log.info("cuda: evicted a kept %s (%.2f GiB freed) to make room for %s", type(prepared).__name__,

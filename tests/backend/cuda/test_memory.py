@@ -121,6 +121,21 @@ def test_evicting_a_table_its_caller_holds_frees_nothing():
     assert res.held == 0
 
 
+def test_entries_of_no_bytes_are_never_evicted():
+    """A table that is its held bases (m = 1 on parameters kept on the device) counts 0 bytes: evicting it
+    frees nothing, so make_room passes it by and evicts what does free memory, or raises."""
+    res = Residency()
+    budget = VramBudget(4 * GIB, "test")
+    free_view, costly = np.zeros(1), np.zeros(1)
+    view = _kept(res, free_view, 0)
+    _kept(res, costly, 3 * GIB)
+    res.make_room(2 * GIB, budget, "job")  # 3 + 2 > 4: evicts the 3 GiB table, not the older 0-byte one
+    assert res.lookup(free_view) is view and res.lookup(costly) is None and res.held == 0
+    with pytest.raises(VramBudgetError):
+        res.make_room(5 * GIB, budget, "job")
+    assert res.lookup(free_view) is view
+
+
 def test_small_sizes_read_in_mib():
     msg = str(VramBudgetError("a job", 30 << 20, 1 << 20, "somewhere"))
     assert msg.startswith("a job needs 30.0 MiB of GPU memory, but the VRAM budget is 1.0 MiB (budget from somewhere)")
