@@ -16,11 +16,13 @@ the GPU keeps their prepared tables) is loaded once and stays resident until `ev
 Host RAM, all of it reserved from one budget: the engine process as it starts, and its growth
 since (see _settle); each synthesis process's resident size once it is up, and multiprocessing's
 resource tracker process; each resident circuit (its PCE arrays and its decoded query vectors: 96
-bytes per G1 point, 192 per G2); and per item the witness (32 bytes per variable) in the engine
-process, the synthesis process's peak growth (measured on each circuit's first item and kept in
-the circuit's calibration file beside its PCE, so a later engine starts from the measured size; with
-neither, the item reserves SYNTHESIS_GUESS_FACTOR witnesses for it) and the prover's vectors (a, b,
-c, h over the domain: 4 x 32 x domain size). A circuit's first item without a calibration runs alone,
+bytes per G1 point, 192 per G2, unless they are kept on its GPU); and per item the synthesis
+process's peak growth (measured on each circuit's first item and kept in the circuit's calibration
+file beside its PCE, so a later engine starts from the measured size; with neither, the item reserves
+SYNTHESIS_GUESS_FACTOR witnesses for it) and, where they are in host memory (engine_host_bytes), the
+witness (32 bytes per variable) in the engine process and the prover's vectors (a, b, c, h over the
+domain: 4 x 32 x domain size): on GPUs the vectors are in VRAM, and so is a packed witness the GPU
+expands. A circuit's first item without a calibration runs alone,
 through its proof: what it measures (the synthesis growth, the engine process's growth on first use)
 sizes the next ones. A PoRep item's synthesis only packs its inputs (cuzk.porep.program_witness); the
 GPU worker computes the witness by the circuit's witness program on its backend. Its run takes about
@@ -476,10 +478,10 @@ class Engine:
         synthesis = res.synthesis_bytes if res.synthesis_bytes is not None else SYNTHESIS_GUESS_FACTOR * witness
         return self._local_bytes(res) + synthesis
 
-    @staticmethod
-    def _local_bytes(res: Resident) -> int:
-        """Of an item's bytes, those in the engine process: the witness and the prover's vectors."""
-        return 32 * (res.circuit.num_inputs + res.circuit.num_aux) + 4 * 32 * res.circuit.domain_size
+    def _local_bytes(self, res: Resident) -> int:
+        """Of an item's bytes, those in the engine process's host memory (engine_host_bytes)."""
+        on_gpus = all(d.backend.name == "cuda" for d in self._devices)
+        return engine_host_bytes(res.circuit, on_gpus, self.config.pipeline.gpu_witness)
 
     def _next_pending(self) -> _Item | None:
         with self._cond:
@@ -869,6 +871,19 @@ def _batch_cap(config: EngineConfig, circuit: AnyCircuit, free: int | None) -> i
         return cap
     room = config.memory.vram_fraction * free - 4 * 32 * circuit.domain_size
     return max(1, min(cap, int(room // (32 * (circuit.num_inputs + circuit.num_aux)))))
+
+
+def engine_host_bytes(circuit: AnyCircuit, on_gpus: bool, gpu_witness: bool) -> int:
+    """Host bytes one item of `circuit` takes in the engine process: on a host backend its full
+    witness (32 bytes per variable) and the prover's vectors (4 x 32 x domain size). On GPUs the
+    vectors are in VRAM, and so is the witness when a packed one (a circuit with a witness program)
+    is expanded there (gpu_witness): then nothing beyond the packed inputs, which the synthesis
+    growth counts; expanded on the host's cores, the witness."""
+    witness = 32 * (circuit.num_inputs + circuit.num_aux)
+    if not on_gpus:
+        return witness + 4 * 32 * circuit.domain_size
+    packed = getattr(circuit, "program", None) is not None
+    return 0 if packed and gpu_witness else witness
 
 
 def _work_bytes(config: EngineConfig, circuit: AnyCircuit) -> int:

@@ -206,3 +206,18 @@ def test_the_measured_synthesis_size_is_kept_for_the_next_engine(engine, tmp_pat
     assert engine_module.read_calibration(calibrated) is None
     assert "unreadable; measuring again" in caplog.text
     engine.evict("calibrated")
+
+
+def test_host_bytes_of_an_item_follow_where_its_arrays_live():
+    """An item's engine-process host bytes: the witness and the prover's vectors on a host backend; on
+    GPUs only the witness when a packed one is expanded on the host's cores, nothing when the GPU
+    expands it (the 32GiB run reserved 21.4 GB of host RAM per partition for arrays that were in VRAM)."""
+    from types import SimpleNamespace
+
+    packed = SimpleNamespace(num_inputs=3, num_aux=997, domain_size=1024, program=object())
+    flat = SimpleNamespace(num_inputs=3, num_aux=997, domain_size=1024, program=None)
+    witness, vectors = 32 * 1000, 4 * 32 * 1024
+    host = engine_module.engine_host_bytes
+    assert host(packed, False, True) == host(flat, False, False) == witness + vectors
+    assert host(packed, True, True) == 0
+    assert host(packed, True, False) == host(flat, True, True) == witness
