@@ -4,7 +4,8 @@
 # default StackedDrg2KiBV1_1, 2 proofs: the same path at a small shape), then, only if that passed,
 # PROOFS (default 5) synthetic 32GiB C1s; with CPU_WITNESS=1 the 32GiB run again with
 # pipeline.gpu_witness = false (the witnesses on the host's 16 cores). If the gate fails, the GPU
-# setup's own tests run instead, to say why. The PCE of the 32GiB partition is built on first use
+# setup's own tests run instead, to say why. SYNTHESIS (default 4) synthesis processes: at 32GiB one packs a
+# partition in 3-5 s on the H200 host, so 2 would bound a GPU that proves one in ~2 s. The PCE of the 32GiB partition is built on first use
 # (~1 min on 16 cores). Run from the repository root with .whl carried; JSON lines, timelines and
 # their PNGs in $OUT.
 set -uo pipefail
@@ -14,7 +15,7 @@ export PYTHONPATH=.:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
 step() { echo; echo "== $1 ($(date +%T), ${SECONDS}s)"; }
 porep() {  # porep() LOG TIMEOUT ARGS...
   local log=$1 limit=$2; shift 2
-  timeout -k 20 "$limit" python3 -m bench.porep32g --backend cuda --out "$OUT/results" "$@" 2>&1 \
+  timeout -k 20 "$limit" python3 -m bench.porep32g --backend cuda --synthesis ${SYNTHESIS:-4} --out "$OUT/results" "$@" 2>&1 \
     | grep -v -e "^cuzk: setup points" -e "it/s\]$" | tee -a "$OUT/$log" | tail -${TAIL:-8}
   return "${PIPESTATUS[0]}"
 }
