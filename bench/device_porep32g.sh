@@ -4,10 +4,10 @@
 # default StackedDrg2KiBV1_1, 2 proofs: the same path at a small shape), then, only if that passed,
 # PROOFS (default 5) synthetic 32GiB C1s; with CPU_WITNESS=1 the 32GiB run again with
 # pipeline.gpu_witness = false (the witnesses on the host's 16 cores). If the gate fails, the GPU
-# setup's own tests run instead, to say why. SYNTHESIS (default 4) synthesis processes: at 32GiB one packs a
-# partition in 3-5 s on the H200 host (measured), so 2 would bound a GPU proving one in ~2 s (expected). The PCE of the 32GiB partition is built on first use
-# (~1 min on 16 cores). Run from the repository root with .whl carried; JSON lines, timelines and
-# their PNGs in $OUT.
+# setup's own tests run instead, to say why. SYNTHESIS (default 4) synthesis processes: at 32GiB one
+# packs a partition in 3-5 s on the H200 host (measured), so 2 would bound a GPU proving one in ~2 s
+# (expected). The PCE of the 32GiB partition is built on first use (~1 min on 16 cores). Run from the
+# repository root with .whl carried; JSON lines, timelines and their PNGs in $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
 python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
