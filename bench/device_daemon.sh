@@ -7,8 +7,7 @@
 # the bench is sent SIGTERM (it then stops the daemon and saves its pages) at 200 s, killed 45 s later.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
-export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
+. bench/device_env.sh
 timeout 60 python3 -c "import sys; from cuzk.cli import main; sys.exit(main())" seal /tmp/s2k --seed random \
   --c1 /tmp/c1.json -q > /dev/null || exit 1
 timeout -k 45 $((200 - SECONDS)) python3 -m bench.daemon --c1 /tmp/c1.json --backend cuda --proofs "${PROOFS:-6}" \

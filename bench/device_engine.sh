@@ -4,8 +4,7 @@
 # with .whl carried; results and timelines land in $OUT/results.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
-export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
+. bench/device_env.sh
 python3 -c "import sys; from cuzk.cli import main; sys.exit(main())" seal /tmp/s2k --seed random --c1 /tmp/c1.json -q > /dev/null
 timeout 240 python3 -m bench.engine --c1 /tmp/c1.json --backend cuda --proofs 4 --settings ${SETTINGS:-1x1,2x2} \
   --out "$OUT/results" 2>&1 | grep -v "compil" | tail -8

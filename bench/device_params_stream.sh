@@ -11,11 +11,7 @@ set -uo pipefail
 MODE=${1:-all}
 GIB=${2:-16}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
-fi
-export PYTHONPATH=.:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
-step() { echo; echo "== $1 ($(date +%T))"; }
+. bench/device_env.sh
 nvidia-smi --query-gpu=name,compute_cap,memory.used,memory.total --format=csv,noheader
 df -h /var/tmp | tail -1
 step "compile: params_points"

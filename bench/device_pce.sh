@@ -4,9 +4,7 @@
 # repository root with .whl carried; JSON lines land in $OUT/results, logs in $OUT/run.tgz.
 set -uo pipefail
 FINAL=${OUT:-/tmp/out}; OUT=/tmp/run; mkdir -p "$OUT/results" "$FINAL"
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
-export PYTHONPATH=.:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
-step() { echo; echo "== $1 ($(date +%T))"; }
+. bench/device_env.sh
 nvidia-smi --query-gpu=name,compute_cap,memory.used,memory.total --format=csv,noheader
 step "gpu tests"
 timeout 240 python3 -m pytest -q -p no:cacheprovider -m "gpu" -rs tests/backend/cuda/test_pce.py tests/backend/cuda/test_backend.py \

@@ -5,9 +5,7 @@
 # processes). Run from the repository root with .whl carried.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"  # logs and results straight into $OUT: a cut-off run still returns them
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
-export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
-step() { echo; echo "== $1 ($(date +%T))"; }
+. bench/device_env.sh
 CUZK=(python3 -c "import sys; from cuzk.cli import main; sys.exit(main())")
 cuzk() { "${CUZK[@]}" "$@"; }
 step "seal"

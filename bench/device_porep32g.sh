@@ -10,9 +10,7 @@
 # repository root with .whl carried; JSON lines, timelines and their PNGs in $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
-export PYTHONPATH=.:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
-step() { echo; echo "== $1 ($(date +%T), ${SECONDS}s)"; }
+. bench/device_env.sh
 porep() {  # porep() LOG TIMEOUT ARGS...
   local log=$1 limit=$2; shift 2
   timeout -k 20 "$limit" python3 -m bench.porep32g --backend cuda --synthesis ${SYNTHESIS:-4} --out "$OUT/results" "$@" 2>&1 \

@@ -6,9 +6,7 @@
 # the repository root with .whl carried; results land in $OUT/results.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
-export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
-step() { echo; echo "== $1 ($(date +%T), ${SECONDS}s)"; }
+. bench/device_env.sh
 cli() { python3 -c "import sys; from cuzk.cli import main; sys.exit(main())" "$@"; }
 cli seal /tmp/s2k --seed random --c1 /tmp/c1.json -q > /dev/null || exit 1
 cli seal /tmp/s8m --proof StackedDrg8MiBV1_1 --seed random --c1 /tmp/c8.json -q > /dev/null || exit 1

@@ -4,9 +4,7 @@
 # repository root with .whl carried; JSON lines land in $OUT/results, logs in $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
-python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
-export PYTHONPATH=.:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
-step() { echo; echo "== $1 ($(date +%T))"; }
+. bench/device_env.sh
 nvidia-smi --query-gpu=name,compute_cap,memory.used,memory.total --format=csv,noheader
 step "gpu tests"
 timeout ${TESTS_S:-240} python3 -m pytest -q -x -p no:cacheprovider -m "gpu and not slow" -rs tests/backend/cuda/test_witness.py tests/porep/test_program_witness.py \

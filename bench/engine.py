@@ -16,11 +16,10 @@ use sampled during the setting (cuda), the synthesis processes' own peaks in `sy
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import time
 from pathlib import Path
-
-import contextlib
 
 from bench.common import VramPeak, device_name, peak_rss_gib, record
 from cuzk import api

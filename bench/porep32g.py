@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import VramPeak, device_name, peak_rss_gib, record
+from cuzk.backend import get_backend
 from cuzk.engine import EngineConfig
 from cuzk.engine.config import GpuConfig, PipelineConfig
 from cuzk.engine.engine import CircuitSpec, Engine, Job, porep_spec_of
@@ -131,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
         got = run(engine, spec, lambda i: engine.submit_porep(c1s[i]), args.proofs)
         synthesis_gib = round((engine.preload(spec).synthesis_bytes or 0) / 2**30, 2)
         if args.backend == "cuda":
-            backend = engine._devices[0].backend  # noqa: SLF001 - a diagnostic of the bench
+            backend = get_backend("cuda")  # the engine's, on the current device (one per device and process)
             tables = [t for t in backend.residency.kept() if hasattr(t, "multiples")]
             print("MSM tables kept: " + "; ".join(f"{t.group} n={t.n} c={t.c} m={t.multiples}" for t in tables)
                   + f"; budget {backend.budget.bytes / 2**30:.1f} GiB, held {backend.residency.held / 2**30:.1f} GiB, "

@@ -299,6 +299,7 @@ class Engine:
         self._admitting: _Item | None = None  # the item the dispatcher took, until it is synthesizing (stats)
         self._workers_counted = False
         self._devices = self._make_devices(backend)
+        self._on_gpus = all(d.backend.name == "cuda" for d in self._devices)
         self._host_backend = get_backend("cpu")  # expands witnesses with pipeline.gpu_witness off
         self._resident: dict[str, Resident] = {}
         self._resident_lock = threading.Lock()
@@ -474,14 +475,14 @@ class Engine:
 
     # ---- the pipeline --------------------------------------------------------------------------
     def _item_bytes(self, res: Resident) -> int:
-        witness = 32 * (res.circuit.num_inputs + res.circuit.num_aux)
-        synthesis = res.synthesis_bytes if res.synthesis_bytes is not None else SYNTHESIS_GUESS_FACTOR * witness
+        synthesis = res.synthesis_bytes
+        if synthesis is None:
+            synthesis = SYNTHESIS_GUESS_FACTOR * _witness_bytes(res.circuit)
         return self._local_bytes(res) + synthesis
 
     def _local_bytes(self, res: Resident) -> int:
         """Of an item's bytes, those in the engine process's host memory (engine_host_bytes)."""
-        on_gpus = all(d.backend.name == "cuda" for d in self._devices)
-        return engine_host_bytes(res.circuit, on_gpus, self.config.pipeline.gpu_witness)
+        return engine_host_bytes(res.circuit, self._on_gpus, self.config.pipeline.gpu_witness)
 
     def _next_pending(self) -> _Item | None:
         with self._cond:
@@ -622,19 +623,24 @@ class Engine:
         if head.job.done or not _packed(head):
             return []
         free = _device_free(dev.backend)  # a device query and maybe a circuit's load: outside the lock
-        circuit = self.preload(head.job.spec).circuit
-        if free is not None:
-            dev.backend.reserve_beside_tables(_work_bytes(self.config, circuit),
-                                              msm_points=max(circuit.domain_size, circuit.num_aux))
-        cap = _batch_cap(self.config, circuit, free)
+        cap = _batch_cap(self.config, self.preload(head.job.spec).circuit, free)
         with self._cond:
             return _batch(self._gpu_queue, head, min(cap, _share(self._devices, dev, head, self._gpu_queue)) - 1)
+
+    def _reserve_work(self, dev: _Device, item: _Item) -> None:
+        """On a CUDA device, keep what its workers' items of item's circuit use beside the MSM tables
+        (_work_bytes, and one MSM's working memory) free of new tables."""
+        if dev.backend.name == "cuda" and not item.job.done:
+            circuit = self.preload(item.job.spec).circuit
+            dev.backend.reserve_beside_tables(_work_bytes(self.config, circuit),
+                                              msm_points=max(circuit.domain_size, circuit.num_aux))
 
     def _gpu_worker(self, dev: _Device) -> None:
         while (head := self._next_gpu(dev)) is not None:
             batch, back = [head], []  # back: items handed back to the queue, no longer this worker's
             try:
                 with _current(dev.backend):
+                    self._reserve_work(dev, head)
                     batch += self._batchmates(head, dev)
                     self._run(batch, dev, back)
             except BaseException as e:  # noqa: BLE001 - outside any one item's proof: the batch's jobs carry it
@@ -862,15 +868,30 @@ def _batch_cap(config: EngineConfig, circuit: AnyCircuit, free: int | None) -> i
     """How many partitions of `circuit` to expand at once: pipeline.witness_batch, and with `free`
     bytes free on the GPU (None: a host backend) no more than fit there (32 bytes per variable each)
     in memory.vram_fraction of them, less one partition's prover vectors (4 x 32 x domain size); at
-    least one. The engine keeps no VRAM ledger for items (the CUDA backend counts only its own tables),
-    so this is the memory free when the batch forms: two workers of one device forming batches at the
-    same moment may both count the same bytes. The batch's witnesses stay on the device until its last
-    item is proved."""
+    least one. The engine keeps no VRAM ledger for items: the CUDA backend keeps their work's room free
+    of new tables (Engine._reserve_work), and this is the memory free when the batch forms: two workers
+    of one device forming batches at the same moment may both count the same bytes. The batch's
+    witnesses stay on the device until its last item is proved."""
     cap = config.pipeline.witness_batch
     if free is None:
         return cap
-    room = config.memory.vram_fraction * free - 4 * 32 * circuit.domain_size
-    return max(1, min(cap, int(room // (32 * (circuit.num_inputs + circuit.num_aux)))))
+    room = config.memory.vram_fraction * free - _vectors_bytes(circuit)
+    return max(1, min(cap, int(room // _witness_bytes(circuit))))
+
+
+def _witness_bytes(circuit: AnyCircuit) -> int:
+    """A full witness: 32 bytes per variable."""
+    return 32 * (circuit.num_inputs + circuit.num_aux)
+
+
+def _vectors_bytes(circuit: AnyCircuit) -> int:
+    """The prover's vectors a, b, c, h over the domain: 4 x 32 x domain size."""
+    return 4 * 32 * circuit.domain_size
+
+
+def _packed_circuit(circuit: AnyCircuit) -> bool:
+    """Whether its items' witnesses come packed (a circuit with a witness program)."""
+    return getattr(circuit, "program", None) is not None
 
 
 def engine_host_bytes(circuit: AnyCircuit, on_gpus: bool, gpu_witness: bool) -> int:
@@ -879,21 +900,18 @@ def engine_host_bytes(circuit: AnyCircuit, on_gpus: bool, gpu_witness: bool) -> 
     vectors are in VRAM, and so is the witness when a packed one (a circuit with a witness program)
     is expanded there (gpu_witness): then nothing beyond the packed inputs, which the synthesis
     growth counts; expanded on the host's cores, the witness."""
-    witness = 32 * (circuit.num_inputs + circuit.num_aux)
     if not on_gpus:
-        return witness + 4 * 32 * circuit.domain_size
-    packed = getattr(circuit, "program", None) is not None
-    return 0 if packed and gpu_witness else witness
+        return _witness_bytes(circuit) + _vectors_bytes(circuit)
+    return 0 if _packed_circuit(circuit) and gpu_witness else _witness_bytes(circuit)
 
 
 def _work_bytes(config: EngineConfig, circuit: AnyCircuit) -> int:
     """Device bytes the GPU workers of one device use beside the resident tables for `circuit`: each
-    worker's batch of witnesses (pipeline.witness_batch x 32 bytes per variable) and one partition's
-    prover vectors (4 x 32 x domain size). A CUDA backend keeps them (and one MSM's working memory)
-    free of new MSM tables."""
-    per_worker = (config.pipeline.witness_batch * 32 * (circuit.num_inputs + circuit.num_aux)
-                  + 4 * 32 * circuit.domain_size)
-    return config.gpus.gpu_workers_per_device * per_worker
+    worker's witnesses (a batch of pipeline.witness_batch when they come packed, else one) and one
+    partition's prover vectors. A CUDA backend keeps them (and one MSM's working memory) free of new
+    MSM tables."""
+    batch = config.pipeline.witness_batch if _packed_circuit(circuit) else 1
+    return config.gpus.gpu_workers_per_device * (batch * _witness_bytes(circuit) + _vectors_bytes(circuit))
 
 
 def _device_free(backend: Backend) -> int | None:

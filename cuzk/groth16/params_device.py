@@ -38,8 +38,7 @@ def upload_params(path: str | os.PathLike, backend: Backend | str = "cuda", *, d
         vectors = []
         for name in PARAMS_VECTORS:
             offset, count = mapped.section(name)
-            points, bad = backend.upload_points(read, offset, count, "g2" if name == "b_g2" else "g1",
-                                                held=sum(int(v.nbytes) for v in vectors), **stream)
+            points, bad = backend.upload_points(read, offset, count, "g2" if name == "b_g2" else "g1", **stream)
             if bad is not None:
                 raise mapped.point_error(name, bad, "refused by the GPU decoder (the host decoder accepts it)")
             vectors.append(points)

@@ -50,7 +50,6 @@ PRIORITIES = {pb.CRITICAL: Priority.WINNING_POST, pb.HIGH: Priority.WINDOW_POST,
               pb.LOW: Priority.POREP}
 CIRCUITS = {"porep-2k": "StackedDrg2KiBV1_1", "porep-8m": "StackedDrg8MiBV1_1", "porep-512m": "StackedDrg512MiBV1_1",
             "porep-32g": "StackedDrg32GiBV1_1", "porep-64g": "StackedDrg64GiBV1_1"}
-EVERY_ROW = (1 << 63) - 1  # the largest limit Journal.starts takes
 
 
 class Metrics:
@@ -195,7 +194,7 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         """Daemon restarts on this state directory (its journaled starts less the first) and the last
         daemon exit the supervisor journaled (None: none)."""
         exits = self.journal.exits(limit=1)
-        return max(len(self.journal.starts(limit=EVERY_ROW)) - 1, 0), exits[0] if exits else None
+        return max(self.journal.start_count() - 1, 0), exits[0] if exits else None
 
     def uptime(self) -> float:
         return time.time() - self.started

@@ -447,6 +447,11 @@ class Journal:
             rows = conn.execute("SELECT pid, version, at FROM starts ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
         return [StartRecord(*r) for r in rows]
 
+    def start_count(self) -> int:
+        """How many daemon starts are journaled."""
+        with self._tx(write=False) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM starts").fetchone()[0])
+
     def record_exit(self, pid: int, code: int | None, signal: int | None, reason: str,
                     rss_bytes: int | None) -> ExitRecord:
         """Record how a daemon ended: its exit code or the signal that killed it (either may be None),

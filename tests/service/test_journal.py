@@ -325,6 +325,7 @@ def test_exits_newest_first(state: Path) -> None:
                                     clock.t - 5)]
         assert j.exits(limit=1) == exits[:1]
         assert [s.pid for s in j.starts()] == [101, 100]
+        assert j.start_count() == 2
 
 
 def test_state_dir_is_a_file(tmp_path: Path) -> None:

@@ -35,8 +35,9 @@ class CudaBackend:
     kept tables are evicted when a new one, or an MSM's working memory, would not fit. A new table
     takes the cheapest plan that fits next to the tables and parameter vectors already held
     (`hold`) and the reserve for the work beside them (`reserve_beside_tables`, table_reserve
-    bytes), evicting only when none does. Budget and residency belong to the instance (get_backend shares one per process); the NTTs'
-    memory is not counted. A circuit evaluated from its template form keeps its arrays on the device
+    bytes), evicting only when none does. Budget and residency belong to the instance
+    (get_backend and device_backends share one per device and process); the NTTs' memory is not
+    counted. A circuit evaluated from its template form keeps its arrays on the device
     the same way (an LRU entry while the circuit lives). last_msm_plan: the plan (c, multiples,
     estimated bytes) of the latest MSM."""
 
@@ -152,15 +153,14 @@ class CudaBackend:
 
     # ---- parameter files (not part of the Backend interface) -------------------------------------
     def upload_points(self, read_into: points_cuda.ReadInto, offset: int, count: int, group: str, *,
-                      chunk_bytes: int | None = None, readers: int = points_cuda.READERS, held: int = 0):
+                      chunk_bytes: int | None = None, readers: int = points_cuda.READERS):
         """A vector of `count` encoded points of a .params file decoded on this device
         (cuzk.backend.cuda.points.upload: the cupy array and the index of the first bad point or
-        None), its device memory reserved under the VRAM budget first, next to `held` bytes the
-        caller already holds there (vectors not yet counted); the array counts against the budget
-        while it lives (`hold`)."""
+        None), its device memory reserved under the VRAM budget first (beside the vectors uploaded
+        before it, which count while they live); the array counts against the budget while it lives
+        (`hold`)."""
         with self._on_device():
-            self._reserve(held + points_cuda.upload_bytes(group, count, chunk_bytes),
-                          f"{count} {group.upper()} parameter points")
+            self._reserve(points_cuda.upload_bytes(group, count, chunk_bytes), f"{count} {group.upper()} parameter points")
             points, bad = points_cuda.upload(read_into, offset, count, group, chunk_bytes=chunk_bytes, readers=readers)
             self.hold(points)
             return points, bad
@@ -215,9 +215,7 @@ class CudaBackend:
         the prover's vectors over the domain) that the residency does not count, plus the working
         memory of a G1 MSM of `msm_points` (its smallest m = 1 plan), so that a table made for one MSM
         never leaves the next without room to run. The largest asked for stays."""
-        run = 0
-        if msm_points:
-            run = min(p.bytes.run for p in msm._candidates("g1", msm_points, True, self._items(), False, 1))
+        run = msm.least_run_bytes("g1", msm_points, self._items()) if msm_points else 0
         self.table_reserve = max(self.table_reserve, int(nbytes) + run)
 
     def _new_plan(self, group: str, n: int, precompute: bool, held_bases: bool = False) -> MsmPlan:

@@ -158,6 +158,12 @@ def _candidates(group: str, n: int, sparse: bool, items: int, precompute: bool, 
     return plans
 
 
+def least_run_bytes(group: str, n: int, items: int) -> int:
+    """The working memory (msm_bytes' run) of the smallest one-multiple plan of an MSM of n bases with
+    sparse scalars: what any MSM of that size needs beside its table."""
+    return min(p.bytes.run for p in _candidates(group, n, True, items, False, 1))
+
+
 def new_bytes(plan: MsmPlan, bases_held: bool) -> int:
     """The device bytes a plan adds at its peak: msm_bytes' peak, less the bases' own n A when they are
     on the device and counted already (then they are the table's first multiple or the source of its

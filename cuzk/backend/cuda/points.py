@@ -75,11 +75,6 @@ def _launch(name: str, n: int, args: tuple) -> None:
     loader.function(name)(((n + THREADS - 1) // THREADS,), (THREADS,), args)
 
 
-def _slices(n: int, parts: int) -> list[tuple[int, int]]:
-    step = -(-n // parts)
-    return [(s, min(n, s + step)) for s in range(0, n, step)]
-
-
 def upload(read_into: ReadInto, offset: int, count: int, group: str, *, chunk_bytes: int | None = None,
            readers: int = READERS) -> tuple[Any, int | None]:
     """The `count` encoded points of `group` at bytes [offset, offset + count * SIZE) of a file, decoded
@@ -112,7 +107,8 @@ def upload(read_into: ReadInto, offset: int, count: int, group: str, *, chunk_by
                 copied[b].synchronize()
             lo, hi = ranges[k]
             view = memoryview(host[b])[:(hi - lo) * size]
-            return [pool.submit(read_into, offset + lo * size + s, view[s:e]) for s, e in _slices(len(view), readers)]
+            per_reader = -(-len(view) // readers)
+            return [pool.submit(read_into, offset + lo * size + s, view[s:e]) for s, e in _ranges(len(view), per_reader)]
 
         pending = fill(0)
         try:

@@ -1,0 +1,8 @@
+# Sourced by bench/device_*.sh on the lent GPU, from the repository root: the carried wheels (.whl, when
+# there are any) installed into /tmp/site, the checkout and them on PYTHONPATH, the cache in /tmp/cache
+# (cubins compiled by an earlier call on a warm machine are reused), and step() to head each stage.
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl 2>&1 | grep -v WARNING
+fi
+export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1 CUZK_CACHE_DIR=/tmp/cache
+step() { echo; echo "== $1 ($(date +%T), ${SECONDS}s)"; }
