@@ -47,6 +47,7 @@ pipeline.max_parallel_synthesis = 2  # default
 pipeline.gpu_queue_depth = 2  # default
 pipeline.witness_batch = 10  # default
 pipeline.gpu_witness = true  # default
+pipeline.synthesis_threads = 0  # default
 # memory.host_cap (not set)  # default
 memory.host_margin = 2147483648  # default
 memory.vram_fraction = 0.8  # default
@@ -65,7 +66,8 @@ def test_config_show_file_and_env(no_config_env, tmp_path, capsys):
     out = capsys.readouterr().out
     assert tomllib.loads(out) == {  # TOML with dotted keys; the unset ones are comments
         "gpus": {"devices": [0, 1], "gpu_workers_per_device": 2},
-        "pipeline": {"max_parallel_synthesis": 4, "gpu_queue_depth": 5, "witness_batch": 10, "gpu_witness": True},
+        "pipeline": {"max_parallel_synthesis": 4, "gpu_queue_depth": 5, "witness_batch": 10, "gpu_witness": True,
+                     "synthesis_threads": 0},
         "memory": {"host_cap": 48 << 30, "host_margin": 2 << 30, "vram_fraction": 0.8, "admission_timeout_s": 1800.0},
         "srs": {"param_cache": str(tmp_path / "p")}}
     lines = out.splitlines()

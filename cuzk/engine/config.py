@@ -19,6 +19,10 @@ Keys that curio's cuzk daemon has with the same meaning keep its names. Every ke
                                    of its free memory
     gpu_witness = true             expand packed witnesses on the GPU that proves them (false: on
                                    the host's cores, the CPU witness program, then uploaded)
+    synthesis_threads = 0          compute threads of each synthesis process (integer >= 0); 0 =
+                                   the CPUs this process may use shared out among the
+                                   max_parallel_synthesis processes, at least 1 each (curio's
+                                   synthesis.threads is one pool's total: not the same key)
 
     [memory]
     host_cap                       (not set) a host RAM cap, bytes or a size such as "48GiB": set it
@@ -81,6 +85,7 @@ class PipelineConfig:
     gpu_queue_depth: int = 2
     witness_batch: int = 10
     gpu_witness: bool = True
+    synthesis_threads: int = 0
 
 
 @dataclass(frozen=True)
@@ -204,7 +209,8 @@ _SCHEMA: dict[str, tuple[type, dict[str, tuple[Parser, Callable[[str], Any]]]]] 
     "pipeline": (PipelineConfig, {"max_parallel_synthesis": (_integer(1), _int_text),
                                   "gpu_queue_depth": (_integer(1), _int_text),
                                   "witness_batch": (_integer(1), _int_text),
-                                  "gpu_witness": (_boolean, _bool_text)}),
+                                  "gpu_witness": (_boolean, _bool_text),
+                                  "synthesis_threads": (_integer(0), _int_text)}),
     "memory": (MemoryConfig, {
         "host_cap": (_size(allow_zero=False), str), "host_margin": (_size(allow_zero=True), str),
         "vram_fraction": (_positive(1.0, "must be a number in (0, 1]"), _float_text),

@@ -123,7 +123,7 @@ def test_bad_values(tmp_path, text, message):
 @pytest.mark.parametrize("text, message", [
     ("[pipeline]\nmax_parallel_synthesys = 2\n",
      "pipeline.max_parallel_synthesys is not a known key (the keys of [pipeline]: max_parallel_synthesis, "
-     "gpu_queue_depth, witness_batch, gpu_witness)"),
+     "gpu_queue_depth, witness_batch, gpu_witness, synthesis_threads)"),
     ("[daemon]\nlisten = \"x\"\n", "daemon is not a known table (the tables are [gpus], [pipeline], [memory], [srs])"),
     ("devices = [0]\n", "devices is not a known table (the tables are [gpus], [pipeline], [memory], [srs])"),
     ("gpus = 2\n", "gpus must be a table ([gpus]), got 2"),
@@ -162,14 +162,16 @@ def test_env_overrides_the_file_and_says_where_each_value_came_from(tmp_path):
     config, sources = resolve(path, {"CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS": "4", "CUZK_MEMORY_HOST_CAP": "48GiB",
                                      "CUZK_GPUS_DEVICES": "0, 1", "CUZK_MEMORY_VRAM_FRACTION": "0.5",
                                      "CUZK_MEMORY_ADMISSION_TIMEOUT_S": "60", "CUZK_SRS_PARAM_CACHE": "p",
-                                     "CUZK_PIPELINE_WITNESS_BATCH": "3", "CUZK_PIPELINE_GPU_WITNESS": "False"})
-    assert config == EngineConfig(GpuConfig((0, 1), 2), PipelineConfig(4, 5, 3, False),
+                                     "CUZK_PIPELINE_WITNESS_BATCH": "3", "CUZK_PIPELINE_GPU_WITNESS": "False",
+                                     "CUZK_PIPELINE_SYNTHESIS_THREADS": "2"})
+    assert config == EngineConfig(GpuConfig((0, 1), 2), PipelineConfig(4, 5, 3, False, 2),
                                   MemoryConfig(48 * GIB, GIB, 0.5, 60.0), SrsConfig(Path.cwd() / "p"))
     assert sources == {
         "gpus.devices": "env CUZK_GPUS_DEVICES", "gpus.gpu_workers_per_device": "default",
         "pipeline.max_parallel_synthesis": "env CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS",
         "pipeline.gpu_queue_depth": str(path), "pipeline.witness_batch": "env CUZK_PIPELINE_WITNESS_BATCH",
         "pipeline.gpu_witness": "env CUZK_PIPELINE_GPU_WITNESS",
+        "pipeline.synthesis_threads": "env CUZK_PIPELINE_SYNTHESIS_THREADS",
         "memory.host_cap": "env CUZK_MEMORY_HOST_CAP", "memory.host_margin": str(path),
         "memory.vram_fraction": "env CUZK_MEMORY_VRAM_FRACTION",
         "memory.admission_timeout_s": "env CUZK_MEMORY_ADMISSION_TIMEOUT_S",
@@ -180,7 +182,8 @@ def test_env_overrides_the_file_and_says_where_each_value_came_from(tmp_path):
 def test_every_key_has_its_variable():
     assert [env_name(d) for d in DOTTED] == [
         "CUZK_GPUS_DEVICES", "CUZK_GPUS_GPU_WORKERS_PER_DEVICE", "CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS",
-        "CUZK_PIPELINE_GPU_QUEUE_DEPTH", "CUZK_PIPELINE_WITNESS_BATCH", "CUZK_PIPELINE_GPU_WITNESS", "CUZK_MEMORY_HOST_CAP", "CUZK_MEMORY_HOST_MARGIN", "CUZK_MEMORY_VRAM_FRACTION",
+        "CUZK_PIPELINE_GPU_QUEUE_DEPTH", "CUZK_PIPELINE_WITNESS_BATCH", "CUZK_PIPELINE_GPU_WITNESS",
+        "CUZK_PIPELINE_SYNTHESIS_THREADS", "CUZK_MEMORY_HOST_CAP", "CUZK_MEMORY_HOST_MARGIN", "CUZK_MEMORY_VRAM_FRACTION",
         "CUZK_MEMORY_ADMISSION_TIMEOUT_S", "CUZK_SRS_PARAM_CACHE"]
     assert resolve(None, {"CUZK_GPUS_DEVICES": ""})[0].gpus.devices == ()
 
@@ -198,10 +201,11 @@ def test_every_key_has_its_variable():
     ("CUZK_MEMORY_ADMISSION_TIMEOUT_S", "inf", "must be a finite number of seconds > 0, got inf"),
     ("CUZK_SRS_PARAM_CACHE", " ", 'must be a directory path (a non-empty string), got " "'),
     ("CUZK_PIPELINE_FOO", "1", "is not a known variable (those of [pipeline]: CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS, "
-                               "CUZK_PIPELINE_GPU_QUEUE_DEPTH, CUZK_PIPELINE_WITNESS_BATCH, CUZK_PIPELINE_GPU_WITNESS)"),
+                               "CUZK_PIPELINE_GPU_QUEUE_DEPTH, CUZK_PIPELINE_WITNESS_BATCH, CUZK_PIPELINE_GPU_WITNESS, "
+                               "CUZK_PIPELINE_SYNTHESIS_THREADS)"),
     ("CUZK_PIPELINE_max_parallel_synthesis", "1", "is not a known variable (those of [pipeline]: "
      "CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS, CUZK_PIPELINE_GPU_QUEUE_DEPTH, CUZK_PIPELINE_WITNESS_BATCH, "
-     "CUZK_PIPELINE_GPU_WITNESS)"),
+     "CUZK_PIPELINE_GPU_WITNESS, CUZK_PIPELINE_SYNTHESIS_THREADS)"),
     ("CUZK_MEMORY_TOTAL_BUDGET", "auto", "is curio's key, with another meaning: use CUZK_MEMORY_HOST_CAP"),
 ])
 def test_bad_env_values_name_the_variable(var, value, message):

@@ -221,3 +221,19 @@ def test_host_bytes_of_an_item_follow_where_its_arrays_live():
     assert host(packed, False, True) == host(flat, False, False) == witness + vectors
     assert host(packed, True, True) == 0
     assert host(packed, True, False) == host(flat, True, True) == witness
+
+
+def test_synthesis_processes_share_the_cpus_out():
+    """Each synthesis process runs pipeline.synthesis_threads numba threads, or when 0 its share of
+    the CPUs (at least 1): processes that each ran a thread per CPU oversubscribed the cores."""
+    import os
+
+    import numba
+
+    cpus = len(os.sched_getaffinity(0))
+    auto = PipelineConfig(max_parallel_synthesis=2 * cpus)
+    assert engine_module.synthesis_threads(auto) == 1
+    assert engine_module.synthesis_threads(PipelineConfig(max_parallel_synthesis=1)) == cpus
+    assert engine_module.synthesis_threads(PipelineConfig(max_parallel_synthesis=9, synthesis_threads=3)) == 3
+    with Engine(EngineConfig(pipeline=auto), backend="cpu", budget=MemoryBudget(1 << 34, "test RAM")) as e:
+        assert e._pool.submit(numba.get_num_threads).result(timeout=60) == 1

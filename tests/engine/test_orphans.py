@@ -1,5 +1,5 @@
 """An engine process SIGKILLed (as a host memory watchdog does) leaves no synthesis process behind:
-each exits within seconds of its parent's death (cuzk.engine.engine._exit_with_parent)."""
+each exits within seconds of its parent's death (cuzk.engine.engine._start_synthesis_process)."""
 from __future__ import annotations
 
 import json
