@@ -348,6 +348,22 @@ class Engine:
             res.last_used = time.monotonic()
             return res
 
+    def warm(self, spec: CircuitSpec) -> Resident:
+        """preload(spec), then on each GPU that proves it what its first proof would make: the MSM
+        tables of its parameters (sized beside its items' work, as _reserve_work keeps it) and its
+        witness program, so that the first proof builds nothing. Nothing more on a host backend."""
+        res = self.preload(spec)
+        params = res.params.params
+        for dev in self._devices:
+            if dev.backend.name != "cuda" or res.device not in (None, dev.backend.device):
+                continue
+            with _current(dev.backend):
+                self._reserve_for(dev, res.circuit)
+                program = getattr(res.circuit, "program", None) if self.config.pipeline.gpu_witness else None
+                dev.backend.keep([params.h, params.l, params.a, params.b_g1], [params.b_g2],
+                                 getattr(res.circuit, "pce", None), program)
+        return res
+
     def evict(self, key: str) -> bool:
         """Drop a resident circuit (its parameters and their GPU tables go with it)."""
         with self._resident_lock:
@@ -632,9 +648,11 @@ class Engine:
         """On a CUDA device, keep what its workers' items of item's circuit use beside the MSM tables
         (_work_bytes, and one MSM's working memory) free of new tables."""
         if dev.backend.name == "cuda" and not item.job.done:
-            circuit = self.preload(item.job.spec).circuit
-            dev.backend.reserve_beside_tables(_work_bytes(self.config, circuit),
-                                              msm_points=max(circuit.domain_size, circuit.num_aux))
+            self._reserve_for(dev, self.preload(item.job.spec).circuit)
+
+    def _reserve_for(self, dev: _Device, circuit: AnyCircuit) -> None:
+        dev.backend.reserve_beside_tables(_work_bytes(self.config, circuit),
+                                          msm_points=max(circuit.domain_size, circuit.num_aux))
 
     def _gpu_worker(self, dev: _Device) -> None:
         while (head := self._next_gpu(dev)) is not None:

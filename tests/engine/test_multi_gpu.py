@@ -274,3 +274,30 @@ def test_every_visible_gpu_proves_the_same(fixed):
     out = subprocess.run([sys.executable, "-c", probe], env={**os.environ, "CUDA_VISIBLE_DEVICES": last},
                          capture_output=True, text=True, check=True).stdout.split()
     assert out == ["0", cupy.cuda.Device(count - 1).pci_bus_id]
+
+
+@pytest.mark.gpu
+def test_a_warm_engine_builds_nothing_at_its_first_proof(fixed, caplog):
+    """Engine.warm makes a circuit's MSM tables and witness program on its GPU: the first proof then
+    makes no table and uploads no program (each is logged by cuzk.cuda when made), and is the proof
+    the CPU makes."""
+    backend = device_backends("cuda")[0]
+
+    def made() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "made in" in r.getMessage() or "uploaded" in r.getMessage()]
+
+    with make_engine([backend]) as e, caplog.at_level(logging.INFO, logger="cuzk.cuda"):
+        params = e.warm(program_spec("warm")).params.params
+        vectors = [v for v in (params.h, params.l, params.a, params.b_g1, params.b_g2) if len(v)]
+        assert sorted(made(), key=lambda m: "uploaded" in m)[-1].startswith("cuda: witness program")
+        assert sum("table" in m for m in made()) == len(vectors)
+        caplog.clear()
+        job = e.submit(program_spec("warm"), packed_tasks(3, 2))
+        assert job.result(timeout=600) == reference(e, job)
+        assert made() == []
+
+
+def test_warm_on_a_host_engine_only_loads():
+    with make_engine([CpuBackend()]) as e:
+        res = e.warm(program_spec("warm-host"))
+        assert e.preload(program_spec("warm-host")) is res

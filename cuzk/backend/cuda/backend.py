@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -97,16 +98,7 @@ class CudaBackend:
         the circuit's resident arrays, and kept (an LRU entry under the VRAM budget)."""
         check_program_witness(pce, w)
         with self._on_device():
-            dev = self.residency.lookup(program)
-            if dev is None:
-                dev_pce = pce_cuda.resident(pce, self._reserve, self.residency)
-                need = witness_cuda.program_bytes(program)
-                self._reserve(need, f"the witness program of a {pce.num_constraints}-row circuit")
-                t = time.perf_counter()
-                dev = witness_cuda.upload_program(pce, program, dev_pce)
-                log.info("cuda: witness program of %d steps uploaded in %.2f s", len(program.steps), time.perf_counter() - t)
-                self.residency.track(dev, need)
-                self.residency.insert(program, dev)
+            dev = self._program(pce, program)
             if on_device(w):
                 witness_cuda.run_device(dev, w, w.shape[0])
             else:
@@ -114,6 +106,33 @@ class CudaBackend:
                 on_gpu = cupy().asarray(w)
                 witness_cuda.run_device(dev, on_gpu, w.shape[0])
                 w[...] = on_gpu.get()
+
+    def _program(self, pce: TemplateCircuit, program: WitnessProgram) -> witness_cuda.DeviceWitnessProgram:
+        """The program on this device: uploaded at its first use, beside the circuit's resident arrays,
+        and kept (an LRU entry under the VRAM budget)."""
+        dev = self.residency.lookup(program)
+        if dev is None:
+            dev_pce = pce_cuda.resident(pce, self._reserve, self.residency)
+            need = witness_cuda.program_bytes(program)
+            self._reserve(need, f"the witness program of a {pce.num_constraints}-row circuit")
+            t = time.perf_counter()
+            dev = witness_cuda.upload_program(pce, program, dev_pce)
+            log.info("cuda: witness program of %d steps uploaded in %.2f s", len(program.steps), time.perf_counter() - t)
+            self.residency.track(dev, need)
+            self.residency.insert(program, dev)
+        return dev
+
+    def keep(self, g1: Sequence, g2: Sequence, pce: TemplateCircuit | None = None,
+             program: WitnessProgram | None = None) -> None:
+        """Make now what a circuit's first proof would make: the kept table of each G1 and G2 base
+        array (as its first MSM does) and, when given, the witness program on this device."""
+        with self._on_device():
+            for group, arrays in (("g1", g1), ("g2", g2)):
+                for bases in arrays:
+                    if int(bases.shape[0]):
+                        self._resident(bases, group)
+            if program is not None:
+                self._program(pce, program)
 
     def first_unsatisfied(self, a, b, c) -> int | None:
         """The smallest row r with a[r] * b[r] != c[r] in Fr, or None; (n, 4) Fr arrays, numpy or cupy."""
