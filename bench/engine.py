@@ -45,6 +45,7 @@ def main() -> None:
         config = EngineConfig(gpus=GpuConfig(gpu_workers_per_device=gpu),
                               pipeline=PipelineConfig(max_parallel_synthesis=synth, gpu_queue_depth=depth))
         timeline = Path(args.out or "bench/logs") / f"engine_timeline_{args.backend}_{setting}.jsonl"
+        timeline.parent.mkdir(parents=True, exist_ok=True)
         timeline.unlink(missing_ok=True)
         vram = VramPeak() if args.backend == "cuda" else None
         with vram or contextlib.nullcontext(), Engine(config, backend=args.backend, timeline=timeline) as engine:
@@ -78,9 +79,10 @@ def main() -> None:
                      "note": f"ms: one proof at a time on a warm engine (3 runs); sustained: {args.proofs} proofs "
                              f"submitted at once; timeline in {timeline.name}"})
         print(f"{setting}: latency {rows[-1]['ms'] / 1e3:.2f} s, sustained {per_proof:.2f} s/proof "
-              f"({rows[-1]['proofs_per_hour']}/h), first {cold:.1f} s, peak RSS {rows[-1]['peak_rss_gib']} GiB", flush=True)
-    for path in record(rows, "engine", args.out):
-        print(f"recorded in {path}")
+              f"({rows[-1]['proofs_per_hour']}/h), first {cold:.1f} s, peak RSS {rows[-1]['peak_rss_gib']} GiB"
+              + (f", peak VRAM {vram.gib} GiB" if vram else ""), flush=True)
+        for path in record(rows[-1:], "engine", args.out):  # each setting as it ends: a cut run keeps those
+            print(f"recorded in {path}")
 
 
 if __name__ == "__main__":
