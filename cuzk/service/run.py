@@ -180,7 +180,7 @@ def _preload(engine, circuit_ids: tuple[str, ...]) -> None:
         try:
             files = find_params(porep_stem(proof.sector_size))
             log.info("preloading %s from %s", cid, files.describe())
-            engine.preload(porep_spec_of(proof))
+            engine.warm(porep_spec_of(proof))
         except CuzkError as e:
             raise StartupError(EXIT_PARAMS, f"--preload {cid}: {e}") from None
 

@@ -29,11 +29,12 @@ def test_the_pipeline_on_a_small_circuit(tmp_path):
     with Engine(config, backend="cpu", timeline=timeline, budget=MemoryBudget(1 << 34, "test RAM")) as engine:
         got = porep32g.run(engine, spec, lambda i: engine.submit(spec, packed_tasks(20 * i, 3)), proofs=3)
     assert got["partitions"] == 3 and got["first_s"] > 0 and got["sustained_s"] > 0 and got["resident_s"] > 0
+    assert got["latency_s"] > 0 and got["warm_s"] >= 0
     assert {"witness", "evaluate", "ntt", "msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "total"} <= set(got["stages"])
     assert all(s > 0 for s in got["stages"].values())
     events = read_timeline(timeline)
     ends = [e for e in events if e["event"] == "gpu_end"]
-    assert len(ends) == 4 * 3  # the first proof and 3 more, 3 partitions each, every one proven
+    assert len(ends) == 5 * 3  # the first proof, one alone, 3 at once: 3 partitions each, every one proven
     pytest.importorskip("matplotlib")
     plot(events, tmp_path / "timeline.png")
     assert (tmp_path / "timeline.png").stat().st_size > 0
@@ -48,5 +49,6 @@ def test_the_command_on_a_2kib_sector(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     (line,) = [json.loads(x) for x in (tmp_path / "engine_cpu.jsonl").read_text().splitlines()]
     assert line["bench"] == "engine_prove" and line["n"] == 2048 and line["partitions"] == 1 and line["ms"] > 0
+    assert line["latency_ms"] > 0 and line["first_proof_ms"] > 0
     assert line["gpu_witness"] is True and line["witness_ms"] > 0 and line["msm_h_ms"] > 0
     assert (tmp_path / "porep_engine_cpu_StackedDrg2KiBV1_1.jsonl").exists()
