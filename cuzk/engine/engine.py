@@ -762,10 +762,16 @@ class Engine:
 
     def _expand_timed(self, res: Resident, batch: list[_Item], backend: Backend) -> list[Any]:
         """The batch's witnesses by one program_witness.expand (on the proving backend, or with
-        pipeline.gpu_witness off on the host's cores), its time and size in the jobs' timings."""
+        pipeline.gpu_witness off on the host's cores and then copied once to the proving GPU, so that
+        the prover's vectors stay there as with the GPU witness), its time (with that copy) and size in
+        the jobs' timings."""
         t = time.perf_counter()
         on = backend if self.config.pipeline.gpu_witness else self._host_backend
         w = program_witness.expand(res.circuit, [item.witness for item in batch], on, host=False)
+        if on is not backend and backend.name == "cuda":
+            import cupy
+
+            w = cupy.asarray(w)  # the current device: the worker's (_current)
         seconds = time.perf_counter() - t
         for item in batch:
             item.job.timings.update({f"witness.{item.k}": seconds, f"witness_batch.{item.k}": len(batch)})

@@ -301,3 +301,16 @@ def test_warm_on_a_host_engine_only_loads():
     with make_engine([CpuBackend()]) as e:
         res = e.warm(program_spec("warm-host"))
         assert e.preload(program_spec("warm-host")) is res
+
+
+@pytest.mark.gpu
+def test_host_expanded_witnesses_are_proven_from_the_gpu(fixed):
+    """With pipeline.gpu_witness off the packed witnesses are expanded on the host's cores and copied to
+    the GPU once (the prover's vectors then stay there): the proofs are the CPU's."""
+    cfg = EngineConfig(gpus=GpuConfig(gpu_workers_per_device=1),
+                       pipeline=PipelineConfig(max_parallel_synthesis=1, gpu_queue_depth=8, witness_batch=4,
+                                               gpu_witness=False),
+                       memory=MemoryConfig(admission_timeout_s=30))
+    with Engine(cfg, backend=device_backends("cuda")[:1], budget=MemoryBudget(1 << 34, "test RAM")) as e:
+        job = e.submit(program_spec("host-expanded"), packed_tasks(7, 3))
+        assert job.result(timeout=600) == reference(e, job)
