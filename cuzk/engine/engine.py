@@ -168,7 +168,7 @@ def _vector_bytes(params: LoadedParams) -> int:
 def _circuit_bytes(circuit: AnyCircuit) -> int:
     if isinstance(circuit, CompiledCircuit):
         program = 0 if circuit.program is None else sum(a.nbytes for a in circuit.program.to_arrays().values())
-        return circuit.pce.nbytes + program
+        return circuit.pce.nbytes + circuit.pce.density_bytes + program
     return sum(a.nbytes for m in circuit.matrices() for a in (m.indptr, m.indices, m.coeff_ids))
 
 

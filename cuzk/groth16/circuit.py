@@ -41,6 +41,13 @@ class _Qap:
     def domain_size(self) -> int:
         return Domain.for_size(self.rows).n
 
+    @cached_property
+    def query_lengths(self) -> dict[str, int]:
+        """Points each parameter query has for this circuit (ic, h, l, a, b_g1, b_g2), counted once."""
+        b = int(self.b_input_density.sum() + self.b_aux_density.sum())
+        return {"ic": self.num_inputs, "h": self.domain_size - 1, "l": self.num_aux,
+                "a": self.num_inputs + int(self.a_aux_density.sum()), "b_g1": b, "b_g2": b}
+
 
 @dataclass(frozen=True)
 class Circuit(_Qap):

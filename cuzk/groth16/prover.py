@@ -72,8 +72,10 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     with stage("msm_l"):
         l_sum = _msm(backend.msm_g1_sparse, G1, params.l, aux)
     with stage("msm_a"):
-        a_sum = _msm(backend.msm_g1_sparse, G1, params.a, xp.concatenate([inputs, aux[xp.asarray(circuit.a_aux_density)]]))
-    b_scalars = xp.concatenate([inputs[xp.asarray(circuit.b_input_density)], aux[xp.asarray(circuit.b_aux_density)]])
+        a_sum = _msm(backend.msm_g1_sparse, G1, params.a,
+                     xp.concatenate([inputs, aux[_where(backend, xp, circuit.a_aux_density)]]))
+    b_scalars = xp.concatenate([inputs[_where(backend, xp, circuit.b_input_density)],
+                                aux[_where(backend, xp, circuit.b_aux_density)]])
     with stage("msm_b_g1"):
         b1_sum = _msm(backend.msm_g1_sparse, G1, params.b_g1, b_scalars)
     with stage("msm_b_g2"):
@@ -106,10 +108,7 @@ def _witness(circuit: AnyCircuit, source) -> np.ndarray:
 
 
 def _check_params(vk, lengths: dict[str, int], circuit: AnyCircuit) -> None:
-    want = {"ic": circuit.num_inputs, "h": circuit.domain_size - 1, "l": circuit.num_aux,
-            "a": circuit.num_inputs + int(circuit.a_aux_density.sum()),
-            "b_g1": int(circuit.b_input_density.sum() + circuit.b_aux_density.sum())}
-    want["b_g2"] = want["b_g1"]
+    want = circuit.query_lengths
     have = {"ic": len(vk.ic), **lengths}
     wrong = [f"{name}: {have[name]} points, circuit needs {want[name]}" for name in want
              if have[name] != want[name]]
@@ -125,6 +124,12 @@ def _padded(v: np.ndarray, n: int, inputs: np.ndarray | None = None) -> np.ndarr
     if inputs is not None:
         out[len(v):len(v) + len(inputs)] = inputs
     return out
+
+
+def _where(backend: Backend, xp, mask: np.ndarray):
+    """A density mask where the witness is: the host array, or on a GPU the backend's kept copy (a
+    32GiB partition's masks are 130 MB each, read every proof)."""
+    return mask if xp is np else backend.kept_copy(mask)
 
 
 def _msm(fn, curve: Curve, bases: np.ndarray, scalars: np.ndarray) -> np.ndarray:

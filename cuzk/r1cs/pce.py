@@ -104,20 +104,30 @@ class PCE:
     def shape(self) -> tuple[int, int]:
         return self.num_constraints, self.num_inputs + self.num_aux
 
-    @property
+    @cached_property
     def a_aux_density(self) -> np.ndarray:
-        """(num_aux,) bool: aux variables that appear in A."""
+        """(num_aux,) bool: aux variables that appear in A (unpacked once: a prover reads it every proof,
+        and a GPU backend keeps its copy by this array)."""
         return _unpack(self.a_aux_bits, self.num_aux)
 
-    @property
+    @cached_property
     def b_input_density(self) -> np.ndarray:
         """(num_inputs,) bool: inputs that appear in B."""
         return _unpack(self.b_input_bits, self.num_inputs)
 
-    @property
+    @cached_property
     def b_aux_density(self) -> np.ndarray:
         """(num_aux,) bool: aux variables that appear in B."""
         return _unpack(self.b_aux_bits, self.num_aux)
+
+    def __getstate__(self) -> dict:
+        """Pickled without the unpacked masks (remade at first use)."""
+        return {k: v for k, v in self.__dict__.items() if k not in _UNPACKED}
+
+    @property
+    def density_bytes(self) -> int:
+        """Host bytes of the three unpacked density masks."""
+        return 2 * self.num_aux + self.num_inputs
 
     @property
     def nbytes(self) -> int:
@@ -396,6 +406,9 @@ def _used(mat: PceMatrix, blocks: np.ndarray, tpl_rows: np.ndarray, wire_cols: n
 def _same_rows(x: list[tuple], y: list[tuple]) -> bool:
     """Whether two templates' (counts, vars, cids) of A, B and C are equal."""
     return all(np.array_equal(p, q) for mx, my in zip(x, y) for p, q in zip(mx, my))
+
+
+_UNPACKED = ("a_aux_density", "b_input_density", "b_aux_density")
 
 
 def _unpack(bits: np.ndarray, n: int) -> np.ndarray:

@@ -2,6 +2,8 @@
 evaluations, its densities equal the prover's, and its arrays round-trip and are checked on the way in."""
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -34,6 +36,10 @@ def check_pce(cs: ConstraintSystem, rng: np.random.Generator) -> PCE:
     np.testing.assert_array_equal(pce.a_aux_density, circuit.a_aux_density)
     np.testing.assert_array_equal(pce.b_input_density, circuit.b_input_density)
     np.testing.assert_array_equal(pce.b_aux_density, circuit.b_aux_density)
+    assert pce.a_aux_density is pce.a_aux_density  # unpacked once: a GPU keeps its copy by this array
+    pickled = pickle.loads(pickle.dumps(pce))  # without the unpacked masks, remade on use
+    assert "a_aux_density" not in pickled.__dict__
+    np.testing.assert_array_equal(pickled.b_aux_density, pce.b_aux_density)
     again = PCE.from_arrays({name: arr.copy() for name, arr in pce.to_arrays().items()})
     for name, arr in pce.to_arrays().items():
         np.testing.assert_array_equal(again.to_arrays()[name], arr, err_msg=name)

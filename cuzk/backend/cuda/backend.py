@@ -27,6 +27,13 @@ from cuzk.util.arrays import on_device
 log = logging.getLogger("cuzk.cuda")
 
 
+class _Kept:
+    """A device array kept in the residency (an object it can hold a weak reference to)."""
+
+    def __init__(self, array) -> None:
+        self.array = array
+
+
 class CudaBackend:
     """The GPU backend on `device` (default: the current device at first use) under a VRAM budget.
 
@@ -121,6 +128,18 @@ class CudaBackend:
             self.residency.track(dev, need)
             self.residency.insert(program, dev)
         return dev
+
+    def kept_copy(self, array: np.ndarray):
+        """A host array's copy on this device (a circuit's density masks, read every proof), made at its
+        first use and kept while the array lives (an LRU entry under the VRAM budget)."""
+        with self._on_device():
+            held = self.residency.lookup(array)
+            if held is None:
+                self._reserve(array.nbytes, f"a kept copy of a {array.shape} {array.dtype} array")
+                held = _Kept(cupy().asarray(array))
+                self.residency.track(held, array.nbytes)
+                self.residency.insert(array, held)
+            return held.array
 
     def keep(self, g1: Sequence, g2: Sequence, pce: TemplateCircuit | None = None,
              program: WitnessProgram | None = None) -> None:

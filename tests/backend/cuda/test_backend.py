@@ -168,3 +168,19 @@ def test_one_backend_per_device_and_process():
         shared = get_backend("cuda")
         assert shared is get_backend("cuda") is device_backends("cuda", [0])[0]
         assert shared.device == 0
+
+
+def test_kept_copies_live_with_their_host_arrays(rng):
+    """kept_copy: one device copy per host array (the prover's density masks), equal to it, counted
+    against the budget while the array lives and dropped with it."""
+    backend = CudaBackend(vram_budget=1 << 30)
+    mask = rng.random(10_000) < 0.3
+    first = backend.kept_copy(mask)
+    assert backend.kept_copy(mask) is first and np.array_equal(first.get(), mask)
+    assert backend.residency.held >= mask.nbytes
+    held = backend.residency.held
+    del mask, first
+    import gc
+
+    gc.collect()
+    assert backend.residency.held == held - 10_000
