@@ -3,11 +3,13 @@
 # partition PCE and kept there; every partition proof verified by the engine) first on 2KiB (GATE,
 # default StackedDrg2KiBV1_1, 2 proofs: the same path at a small shape), then, only if that passed,
 # PROOFS (default 5) synthetic 32GiB C1s; with CPU_WITNESS=1 the 32GiB run again with
-# pipeline.gpu_witness = false (the witnesses on the host's 16 cores). If the gate fails, the GPU
-# setup's own tests run instead, to say why. SYNTHESIS (default 4) synthesis processes: at 32GiB one
-# packs a partition in 3-5 s on the H200 host (measured), so 2 would bound a GPU proving one in ~2 s
-# (expected). The PCE of the 32GiB partition is built on first use (~1 min on 16 cores). Run from the
-# repository root with .whl carried; JSON lines, timelines and their PNGs in $OUT.
+# pipeline.gpu_witness = false (the witnesses on the host's 16 cores); TESTS=1 runs the GPU tests of
+# the setup, .params upload, backend and engine first. If the gate fails, the GPU
+# setup's own tests run instead, to say why. SYNTHESIS (default 4) synthesis processes: with the
+# cores shared out among them one packs a 32GiB partition in ~0.02 s (session 6), so any count keeps
+# up. The PCE of the 32GiB partition is built on first use (~1 min on 16 cores); session 6's 5-proof
+# GPU-witness run took 225 s from a fresh start, so keep GPU_S >= 300. Run from the repository root
+# with .whl carried; JSON lines, timelines and their PNGs in $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
 . bench/device_env.sh
@@ -18,6 +20,12 @@ porep() {  # porep() LOG TIMEOUT ARGS...
   return "${PIPESTATUS[0]}"
 }
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
+if [ -n "${TESTS:-}" ]; then  # the GPU tests of what this pipeline uses, first (TESTS=1)
+  step "gpu tests: setup, .params on the device, backend, engine"
+  timeout ${TESTS_S:-240} python3 -m pytest -q -p no:cacheprovider -m gpu -rs tests/backend/cuda/test_setup.py \
+    tests/groth16/test_params_device.py tests/backend/cuda/test_backend.py tests/engine/test_multi_gpu.py 2>&1 \
+    | tee "$OUT/gpu_tests.log" | tail -8
+fi
 if [ "${GATE:-StackedDrg2KiBV1_1}" != none ]; then
   step "gate: ${GATE:-StackedDrg2KiBV1_1}, GPU setup + engine"
   if ! porep gate.log ${GATE_S:-150} --proof ${GATE:-StackedDrg2KiBV1_1} --proofs 2; then
