@@ -9,8 +9,9 @@ the job assembles the partition proofs in partition order.
 Flow of one item: pending (a heap by (priority, submission order)) -> admitted by the dispatcher
 once one of max_parallel_synthesis + gpu_queue_depth in-flight slots is free and its host RAM is
 reserved (MemoryBudget, admission timeout memory.admission_timeout_s) -> synthesized in a worker
-process -> GPU queue (a heap by priority) -> proved (check a.b = c, prove, verify) on a GPU worker
--> its slot and reservation released. A circuit (its PCE and parameters, the query vectors kept so
+process -> GPU queue (a heap by priority) -> proved (check a.b = c, prove) on a GPU worker -> its
+slot and reservation released, and its proof verified and handed to its job by a finisher thread
+while the worker takes its next item. A circuit (its PCE and parameters, the query vectors kept so
 the GPU keeps their prepared tables) is loaded once and stays resident until `evict`.
 
 Host RAM, all of it reserved from one budget: the engine process as it starts, and its growth
@@ -68,7 +69,7 @@ import resource
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import IntEnum
 from multiprocessing import resource_tracker
@@ -315,6 +316,8 @@ class Engine:
         self._pool = ProcessPoolExecutor(pipe.max_parallel_synthesis, mp_context=multiprocessing.get_context("spawn"),
                                          initializer=_start_synthesis_process,
                                          initargs=(os.getpid(), synthesis_threads(pipe)))
+        # a proof's verification and hand-over (finish) run here, so a GPU worker's next item starts
+        self._finisher = ThreadPoolExecutor(sum(dev.workers for dev in self._devices), thread_name_prefix="cuzk-finish")
         self._threads = [threading.Thread(target=self._dispatch, name="cuzk-dispatch", daemon=True)]
         self._threads += [threading.Thread(target=self._gpu_worker, args=(dev,), name=f"cuzk-gpu-{dev.name}-{j}",
                                            daemon=True) for dev in self._devices for j in range(dev.workers)]
@@ -478,6 +481,7 @@ class Engine:
             self._cond.notify_all()
         for t in self._threads:
             t.join()
+        self._finisher.shutdown(wait=True)
         self._pool.shutdown(cancel_futures=True)
         for key in self.resident:
             self.evict(key)
@@ -712,7 +716,8 @@ class Engine:
                 item.job._finish(error=w)
             elif not item.job.done:
                 try:
-                    item.job._partition_done(item.k, self._prove(item, w, dev))
+                    proof = self._prove(item, w, dev)
+                    self._finisher.submit(self._verified, item, proof)
                 except BaseException as e:  # noqa: BLE001 - the job carries the error, or the device's fault hands it back
                     if not _device_fault(e):
                         item.job._finish(error=e)
@@ -778,7 +783,8 @@ class Engine:
         return list(w)
 
     def _prove(self, item: _Item, w: Any, dev: _Device) -> Proof:
-        """Check the full witness `w`'s public inputs, prove on `dev` (checking a.b = c) and verify."""
+        """Check the full witness `w`'s public inputs and prove on `dev` (checking a.b = c); _verified
+        finishes it."""
         job, k = item.job, item.k
         res = self.preload(job.spec)
         x = list(job.tasks[k].inputs)
@@ -788,11 +794,22 @@ class Engine:
             proof = groth16.prove(res.params.params, res.circuit, w, dev.backend, check=True)
         except UnsatisfiedConstraintError as e:
             raise UnsatisfiedConstraintError(e.index, f"{job.id} partition {k}") from None
-        if not groth16.verify(res.pvk, x, proof):
-            raise ProofVerificationError(k, f"{job.id}: the proof does not verify")
         self._event(job, k, "gpu_end", device=dev.name)
         job.timings.update({f"prove.{k}.{s}": v for s, v in proof.timings.items()})
         return proof
+
+    def _verified(self, item: _Item, proof: Proof) -> None:
+        """Finish a proven item on the finisher (the GPU worker has gone on): verify its proof against
+        the circuit's key and its public inputs, then hand it to its job (or the failure)."""
+        job, k = item.job, item.k
+        try:
+            if not groth16.verify(self.preload(job.spec).pvk, list(job.tasks[k].inputs), proof):
+                raise ProofVerificationError(k, f"{job.id}: the proof does not verify")
+        except BaseException as e:  # noqa: BLE001 - the job carries it
+            job._finish(error=e)
+            return
+        self._event(job, k, "finished")
+        job._partition_done(k, proof)
 
     def _release(self, item: _Item) -> None:
         item.witness = None

@@ -3,7 +3,8 @@
 A timeline is JSONL, one event a line: {"t": unix seconds, "job": id, "partition": k, "event": one of
 EVENTS, "host_reserved": bytes of the host budget reserved then}. A work item (job, partition) is in
 the state of its latest event until its next one: "queued" waits for admission, "admitted" for a
-synthesis process, "synthesis_end" for a GPU worker. An item's last event opens no interval (it is
+synthesis process, "synthesis_end" for a GPU worker, "gpu_end" for its proof's verification
+("finished", on a finisher thread). An item's last event opens no interval (it is
 done, failed or cancelled), so a failed item is not counted as waiting. Events carry no worker, so
 the plot packs the GPU (and synthesis) intervals into lanes: as many lanes as ran at once.
 """
@@ -20,7 +21,7 @@ from cuzk.util.atomic import atomic_path
 from cuzk.util.fileio import irregular_reason, is_regular, open_regular
 from cuzk.util.jsonio import describe
 
-EVENTS = ("queued", "admitted", "synthesis_start", "synthesis_end", "gpu_start", "gpu_end")
+EVENTS = ("queued", "admitted", "synthesis_start", "synthesis_end", "gpu_start", "gpu_end", "finished")
 _RANK = {name: i for i, name in enumerate(EVENTS)}
 Interval = tuple[float, float, str]  # (start, end, job)
 

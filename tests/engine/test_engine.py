@@ -65,7 +65,7 @@ def test_partition_proofs_in_order_and_verified(engine):
     check_proofs(engine, job, proof)
     assert job.partition_state == ["done"] * 4 and engine.budget.used == engine.held
     events = [e["event"] for e in engine.timeline if e["job"] == job.id and e["partition"] == 0]
-    assert events == ["queued", "admitted", "synthesis_start", "synthesis_end", "gpu_start", "gpu_end"]
+    assert events == ["queued", "admitted", "synthesis_start", "synthesis_end", "gpu_start", "gpu_end", "finished"]
     times = [e["t"] for e in engine.timeline if e["job"] == job.id and e["partition"] == 0]
     assert times == sorted(times)  # synthesis start and end are the worker's own clock readings
 
@@ -237,3 +237,21 @@ def test_synthesis_processes_share_the_cpus_out():
     assert engine_module.synthesis_threads(PipelineConfig(max_parallel_synthesis=9, synthesis_threads=3)) == 3
     with Engine(EngineConfig(pipeline=auto), backend="cpu", budget=MemoryBudget(1 << 34, "test RAM")) as e:
         assert e._pool.submit(numba.get_num_threads).result(timeout=60) == 1
+
+
+def test_a_gpu_worker_does_not_wait_for_verification(monkeypatch):
+    """A proof is verified on a finisher thread: with verification slowed to 2 s, the one GPU worker
+    starts the next partition before the first is verified, and every proof still verifies."""
+    real = groth16.verify
+
+    def slow(*args, **kwargs):
+        time.sleep(2.0)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(groth16, "verify", slow)
+    with Engine(config(synthesis=2, queue=2), backend="cpu", budget=MemoryBudget(1 << 34, "test RAM")) as e:
+        job = e.submit(spec("finisher"), tasks(4, 2))
+        check_proofs(e, job, job.result(timeout=120))
+        at = {(ev["partition"], ev["event"]): ev["t"] for ev in e.timeline if ev["job"] == job.id}
+    first, second = sorted(range(2), key=lambda k: at[(k, "gpu_start")])
+    assert at[(second, "gpu_start")] < at[(first, "finished")]

@@ -85,7 +85,7 @@ GOOD = '{"t": 1, "job": "j", "partition": 0, "event": "queued", "host_reserved":
     (GOOD.replace('"partition": 0', '"partition": true').encode(),
      '"partition" must be an integer >= 0, got the boolean true'),
     (GOOD.replace("queued", "done").encode(), '"event" must be one of queued, admitted, synthesis_start, '
-                                              "synthesis_end, gpu_start, gpu_end, got the string 'done'"),
+                                              "synthesis_end, gpu_start, gpu_end, finished, got the string 'done'"),
     (GOOD.replace('"host_reserved": 0', '"host_reserved": 1.5').encode(),
      '"host_reserved" must be an integer >= 0 (bytes), got the number 1.5'),
 ])
