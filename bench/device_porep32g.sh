@@ -3,7 +3,8 @@
 # partition PCE and kept there; every partition proof verified by the engine) first on 2KiB (GATE,
 # default StackedDrg2KiBV1_1, 2 proofs: the same path at a small shape), then, only if that passed,
 # PROOFS (default 5) synthetic 32GiB C1s; with CPU_WITNESS=1 the 32GiB run again with
-# pipeline.gpu_witness = false (the witnesses on the host's 16 cores); TESTS=1 runs the GPU tests of
+# pipeline.gpu_witness = false (the witnesses on the host's 16 cores; SKIP_GPU_WITNESS=1 runs only
+# that one); TESTS=1 runs the GPU tests of
 # the setup, .params upload, backend and engine first. If the gate fails, the GPU
 # setup's own tests run instead, to say why. SYNTHESIS (default 4) synthesis processes: with the
 # cores shared out among them one packs a 32GiB partition in ~0.02 s (session 6), so any count keeps
@@ -35,8 +36,10 @@ if [ "${GATE:-StackedDrg2KiBV1_1}" != none ]; then
     exit 1
   fi
 fi
-step "32GiB, GPU witness"
-porep porep32g.log ${GPU_S:-420} --proof ${PROOF:-StackedDrg32GiBV1_1} --proofs ${PROOFS:-5}
+if [ -z "${SKIP_GPU_WITNESS:-}" ]; then
+  step "32GiB, GPU witness"
+  porep porep32g.log ${GPU_S:-420} --proof ${PROOF:-StackedDrg32GiBV1_1} --proofs ${PROOFS:-5}
+fi
 if [ -n "${CPU_WITNESS:-}" ]; then
   step "32GiB, witness on the host's cores"
   porep porep32g_cpu.log ${CPU_S:-400} --proof ${PROOF:-StackedDrg32GiBV1_1} --proofs ${CPU_PROOFS:-${PROOFS:-5}} --cpu-witness
