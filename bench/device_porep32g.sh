@@ -4,9 +4,8 @@
 # default StackedDrg2KiBV1_1, 2 proofs: the same path at a small shape), then, only if that passed,
 # PROOFS (default 5) synthetic 32GiB C1s; with CPU_WITNESS=1 the 32GiB run again with
 # pipeline.gpu_witness = false (the witnesses on the host's 16 cores; SKIP_GPU_WITNESS=1 runs only
-# that one); TESTS=1 runs the GPU tests of
-# the setup, .params upload, backend and engine first. If the gate fails, the GPU
-# setup's own tests run instead, to say why. SYNTHESIS (default 4) synthesis processes: with the
+# that one); TESTS=1 runs the GPU tests of the setup, .params upload, backend and engine first. If the
+# gate fails, the GPU setup's own tests run instead, to say why. SYNTHESIS (default 4) synthesis processes: with the
 # cores shared out among them one packs a 32GiB partition in ~0.02 s (session 6), so any count keeps
 # up. The PCE of the 32GiB partition is built on first use (~1 min on 16 cores); session 6's 5-proof
 # GPU-witness run took 225 s from a fresh start, so keep GPU_S >= 300. Run from the repository root
