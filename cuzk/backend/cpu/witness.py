@@ -110,9 +110,10 @@ def _exec(s0, s1, steps, plain, aux0, in0, wire_off, k, i, wire_cols, coeffs, in
     return bad
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, nogil=True, cache=True)
 def _exec_jobs(jobs, levels, prog_levels, steps, blocks, wire_cols, coeffs, inv, log2, tmats, pmats, w, bad):
-    """jobs (n, 3): (partition, block or -1 for the plain program, instance), in parallel."""
+    """jobs (n, 3): (partition, block or -1 for the plain program, instance), in parallel, without the
+    GIL (an engine's other threads, e.g. a GPU worker proving, run meanwhile)."""
     ntpl = prog_levels.shape[0] - 2
     for j in prange(jobs.shape[0]):
         p, b, i = jobs[j, 0], jobs[j, 1], jobs[j, 2]
