@@ -103,6 +103,50 @@ def peak_rss_gib() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
 
 
+def reset_peak_rss() -> bool:
+    """Start this process's peak resident size afresh (Linux: 5 into /proc/self/clear_refs resets its
+    high-water mark); False where that is refused (then the peak counts from the process's start)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _hwm_bytes(pid: int | str) -> int:
+    """VmHWM of a process (its peak resident size since start or the last reset), bytes; 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def peak_rss_since_reset_gib() -> float:
+    """This process's peak resident size since reset_peak_rss (or its start), GiB."""
+    return round(_hwm_bytes("self") / 2**30, 2)
+
+
+def children_peak_rss_gib() -> float:
+    """The sum of the peak resident sizes of this process's live child processes (an engine's
+    synthesis processes), GiB: an upper bound of what they held at once."""
+    me, total = os.getpid(), 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == me:
+                total += _hwm_bytes(entry)
+    return round(total / 2**30, 2)
+
+
 class VramPeak:
     """The largest device memory in use (total - free, every process's) seen on the current GPU while
     the context is open, sampled every `period` seconds by a thread: `gib` once closed."""

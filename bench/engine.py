@@ -8,10 +8,11 @@ A setting is S x G [x Q]: S synthesis workers, G GPU workers per device, a GPU q
 S); the GPU witness batches up to Q queued partitions (pipeline.witness_batch).
 
 The engine is warmed by one proof first (its PCE, parameters and GPU tables resident; first_proof_ms),
-then by S proofs at once, so that every synthesis process has done one. Peak RSS is this process's
-(the engine and its GPU workers; the peak so far, not per setting), peak VRAM the device's memory in
-use sampled during the setting (cuda), the synthesis processes' own peaks in `synthesis_rss_gib`
-(the largest measured growth of one synthesis).
+then by S proofs at once, so that every synthesis process has done one. Per setting: peak RSS of
+this process (the engine and its GPU workers; its high-water mark reset as the setting starts), the
+sum of its synthesis processes' peaks (`synthesis_processes_peak_rss_gib`), peak VRAM the device's
+memory in use sampled during the setting (cuda), and the largest measured growth of one synthesis
+(`synthesis_rss_gib`, what the engine reserves per item).
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ import statistics
 import time
 from pathlib import Path
 
-from bench.common import VramPeak, device_name, peak_rss_gib, record
+from bench.common import (VramPeak, children_peak_rss_gib, device_name, peak_rss_since_reset_gib, record,
+                          reset_peak_rss)
 from cuzk import api
 from cuzk.engine import EngineConfig
 from cuzk.engine.config import GpuConfig, PipelineConfig
@@ -48,6 +50,7 @@ def main() -> None:
         timeline.parent.mkdir(parents=True, exist_ok=True)
         timeline.unlink(missing_ok=True)
         vram = VramPeak() if args.backend == "cuda" else None
+        fresh = reset_peak_rss()  # the peaks below are this setting's
         with vram or contextlib.nullcontext(), Engine(config, backend=args.backend, timeline=timeline) as engine:
             t = time.perf_counter()
             engine.submit_porep(c1).result()
@@ -66,6 +69,7 @@ def main() -> None:
             batch = time.perf_counter() - t
             res = engine.preload(jobs[0].spec)
             stages = {k.split(".", 2)[2]: v for k, v in jobs[-1].timings.items() if k.startswith("prove.0.")}
+            rss, synthesis_rss = peak_rss_since_reset_gib(), children_peak_rss_gib()  # before its processes exit
         per_proof = batch / args.proofs
         rows.append({"bench": "engine_prove", "backend": args.backend, "device": device_name(args.backend),
                      "n": c1.registered_proof.sector_size, "ms": round(statistics.median(latencies) * 1e3, 1),
@@ -73,11 +77,15 @@ def main() -> None:
                      "gpu_workers_per_device": gpu, "gpu_queue_depth": depth,
                      "witness_batch": config.pipeline.witness_batch, "first_proof_ms": round(cold * 1e3, 1),
                      "sustained_ms": round(per_proof * 1e3, 1), "proofs_per_hour": round(3600 / per_proof),
-                     "peak_rss_gib": peak_rss_gib(), **({"peak_vram_gib": vram.gib} if vram else {}),
+                     "peak_rss_gib": rss, **({"peak_vram_gib": vram.gib} if vram else {}),
+                     "synthesis_processes_peak_rss_gib": synthesis_rss,
                      "synthesis_rss_gib": round((res.synthesis_bytes or 0) / 2**30, 2),
                      **{f"{s}_ms": round(v * 1e3, 1) for s, v in stages.items()},
                      "note": f"ms: one proof at a time on a warm engine (3 runs); sustained: {args.proofs} proofs "
-                             f"submitted at once; timeline in {timeline.name}"})
+                             "submitted at once; peak_rss_gib: the engine process's peak "
+                             + ("in this setting" if fresh else "since it started (its reset was refused)")
+                             + "; synthesis_processes_peak_rss_gib: the sum of its synthesis processes' peaks; "
+                             f"timeline in {timeline.name}"})
         print(f"{setting}: latency {rows[-1]['ms'] / 1e3:.2f} s, sustained {per_proof:.2f} s/proof "
               f"({rows[-1]['proofs_per_hour']}/h), first {cold:.1f} s, peak RSS {rows[-1]['peak_rss_gib']} GiB"
               + (f", peak VRAM {vram.gib} GiB" if vram else ""), flush=True)

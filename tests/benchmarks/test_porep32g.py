@@ -52,3 +52,26 @@ def test_the_command_on_a_2kib_sector(tmp_path):
     assert line["latency_ms"] > 0 and line["first_proof_ms"] > 0
     assert line["gpu_witness"] is True and line["witness_ms"] > 0 and line["msm_h_ms"] > 0
     assert (tmp_path / "porep_engine_cpu_StackedDrg2KiBV1_1.jsonl").exists()
+
+
+def test_peak_rss_per_setting_and_of_child_processes():
+    """bench.common's peaks: this process's high-water mark restarts at reset_peak_rss (it held 256 MiB
+    before, far less after), and a live child's peak counts in children_peak_rss_gib."""
+    import numpy as np
+
+    from bench.common import children_peak_rss_gib, peak_rss_since_reset_gib, reset_peak_rss
+
+    if not reset_peak_rss():
+        pytest.skip("this kernel refuses to reset the peak resident size")
+    base = peak_rss_since_reset_gib()  # the resident size now
+    big = np.ones(256 << 20, np.uint8)
+    assert peak_rss_since_reset_gib() >= base + 0.24
+    del big
+    assert reset_peak_rss() and peak_rss_since_reset_gib() < base + 0.1
+    child = subprocess.Popen([sys.executable, "-c", "import sys, numpy; a = numpy.ones(200 << 20, numpy.uint8); "
+                              "print(flush=True); sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        child.stdout.readline()  # it holds its 200 MiB now
+        assert children_peak_rss_gib() >= 0.19
+    finally:
+        child.communicate(b"")
