@@ -44,6 +44,8 @@ def test_small_shapes(rng, name):
     _check(c1, ids)
     back = C1Output.loads(c1.dumps())
     assert back == c1
+    while c1.vanilla_proofs[0][0] == c1.vanilla_proofs[0][1]:  # the same challenge drawn twice: no swap to make
+        c1, _, _ = _make(name, rng)
     proofs = [list(part) for part in c1.vanilla_proofs]
     proofs[0][0], proofs[0][1] = proofs[0][1], proofs[0][0]
     with pytest.raises(VanillaProofError):
