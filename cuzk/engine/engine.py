@@ -86,7 +86,7 @@ from cuzk.errors import (BudgetError, CuzkError, InputError, ProofVerificationEr
                          UnsatisfiedConstraintError)
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import AnyCircuit, CompiledCircuit, Proof
-from cuzk.groth16.keys import Parameters
+from cuzk.groth16.keys import PARAMS_VECTORS, Parameters
 from cuzk.porep import pce_cache, program_witness
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.registry import RegisteredProof
@@ -353,18 +353,18 @@ class Engine:
 
     def warm(self, spec: CircuitSpec) -> Resident:
         """preload(spec), then on each GPU that proves it what its first proof would make: the MSM
-        tables of its parameters (sized beside its items' work, as _reserve_work keeps it) and its
+        tables of its parameters (sized beside its items' work, as _reserve_for keeps it) and its
         witness program, so that the first proof builds nothing. Nothing more on a host backend."""
         res = self.preload(spec)
-        params = res.params.params
+        vectors = {name: getattr(res.params.params, name) for name in PARAMS_VECTORS}
+        g2 = [vectors.pop("b_g2")]
+        program = getattr(res.circuit, "program", None) if self.config.pipeline.gpu_witness else None
         for dev in self._devices:
             if dev.backend.name != "cuda" or res.device not in (None, dev.backend.device):
                 continue
             with _current(dev.backend):
                 self._reserve_for(dev, res.circuit)
-                program = getattr(res.circuit, "program", None) if self.config.pipeline.gpu_witness else None
-                dev.backend.keep([params.h, params.l, params.a, params.b_g1], [params.b_g2],
-                                 getattr(res.circuit, "pce", None), program)
+                dev.backend.keep(list(vectors.values()), g2, getattr(res.circuit, "pce", None), program)
         return res
 
     def evict(self, key: str) -> bool:
@@ -648,22 +648,20 @@ class Engine:
         with self._cond:
             return _batch(self._gpu_queue, head, min(cap, _share(self._devices, dev, head, self._gpu_queue)) - 1)
 
-    def _reserve_work(self, dev: _Device, item: _Item) -> None:
-        """On a CUDA device, keep what its workers' items of item's circuit use beside the MSM tables
-        (_work_bytes, and one MSM's working memory) free of new tables."""
-        if dev.backend.name == "cuda" and not item.job.done:
-            self._reserve_for(dev, self.preload(item.job.spec).circuit)
-
     def _reserve_for(self, dev: _Device, circuit: AnyCircuit) -> None:
-        dev.backend.reserve_beside_tables(_work_bytes(self.config, circuit),
-                                          msm_points=max(circuit.domain_size, circuit.num_aux))
+        """On a CUDA device, keep what its workers' items of `circuit` use beside the MSM tables
+        (_work_bytes, and one MSM's working memory) free of new tables."""
+        if dev.backend.name == "cuda":
+            dev.backend.reserve_beside_tables(_work_bytes(self.config, circuit),
+                                              msm_points=max(circuit.domain_size, circuit.num_aux))
 
     def _gpu_worker(self, dev: _Device) -> None:
         while (head := self._next_gpu(dev)) is not None:
             batch, back = [head], []  # back: items handed back to the queue, no longer this worker's
             try:
                 with _current(dev.backend):
-                    self._reserve_work(dev, head)
+                    if not head.job.done:
+                        self._reserve_for(dev, self.preload(head.job.spec).circuit)
                     batch += self._batchmates(head, dev)
                     self._run(batch, dev, back)
             except BaseException as e:  # noqa: BLE001 - outside any one item's proof: the batch's jobs carry it
@@ -716,8 +714,7 @@ class Engine:
                 item.job._finish(error=w)
             elif not item.job.done:
                 try:
-                    proof = self._prove(item, w, dev)
-                    self._finisher.submit(self._verified, item, proof)
+                    self._prove(item, w, dev)
                 except BaseException as e:  # noqa: BLE001 - the job carries the error, or the device's fault hands it back
                     if not _device_fault(e):
                         item.job._finish(error=e)
@@ -782,9 +779,9 @@ class Engine:
             item.job.timings.update({f"witness.{item.k}": seconds, f"witness_batch.{item.k}": len(batch)})
         return list(w)
 
-    def _prove(self, item: _Item, w: Any, dev: _Device) -> Proof:
-        """Check the full witness `w`'s public inputs and prove on `dev` (checking a.b = c); _verified
-        finishes it."""
+    def _prove(self, item: _Item, w: Any, dev: _Device) -> None:
+        """Check the full witness `w`'s public inputs and prove on `dev` (checking a.b = c); the proof
+        goes to the finisher (_verified)."""
         job, k = item.job, item.k
         res = self.preload(job.spec)
         x = list(job.tasks[k].inputs)
@@ -796,14 +793,13 @@ class Engine:
             raise UnsatisfiedConstraintError(e.index, f"{job.id} partition {k}") from None
         self._event(job, k, "gpu_end", device=dev.name)
         job.timings.update({f"prove.{k}.{s}": v for s, v in proof.timings.items()})
-        return proof
+        self._finisher.submit(self._verified, job, k, proof, res.pvk, x)
 
-    def _verified(self, item: _Item, proof: Proof) -> None:
-        """Finish a proven item on the finisher (the GPU worker has gone on): verify its proof against
-        the circuit's key and its public inputs, then hand it to its job (or the failure)."""
-        job, k = item.job, item.k
+    def _verified(self, job: Job, k: int, proof: Proof, pvk, inputs: list[int]) -> None:
+        """Finish a proven partition on the finisher (the GPU worker has gone on): verify its proof
+        against the circuit's key `pvk` and its public inputs, then hand it to its job (or the failure)."""
         try:
-            if not groth16.verify(self.preload(job.spec).pvk, list(job.tasks[k].inputs), proof):
+            if not groth16.verify(pvk, inputs, proof):
                 raise ProofVerificationError(k, f"{job.id}: the proof does not verify")
         except BaseException as e:  # noqa: BLE001 - the job carries it
             job._finish(error=e)
@@ -926,7 +922,7 @@ def _batch_cap(config: EngineConfig, circuit: AnyCircuit, free: int | None) -> i
     bytes free on the GPU (None: a host backend) no more than fit there (32 bytes per variable each)
     in memory.vram_fraction of them, less one partition's prover vectors (4 x 32 x domain size); at
     least one. The engine keeps no VRAM ledger for items: the CUDA backend keeps their work's room free
-    of new tables (Engine._reserve_work), and this is the memory free when the batch forms: two workers
+    of new tables (Engine._reserve_for), and this is the memory free when the batch forms: two workers
     of one device forming batches at the same moment may both count the same bytes. The batch's
     witnesses stay on the device until its last item is proved."""
     cap = config.pipeline.witness_batch

@@ -114,32 +114,34 @@ class CudaBackend:
                 witness_cuda.run_device(dev, on_gpu, w.shape[0])
                 w[...] = on_gpu.get()
 
+    def _kept(self, host, nbytes: int, what: str, make):
+        """What this device keeps for the host object `host`: make() at its first use, after room for
+        its `nbytes` under the budget, then kept while `host` lives (an LRU entry)."""
+        held = self.residency.lookup(host)
+        if held is None:
+            self._reserve(nbytes, what)
+            held = make()
+            self.residency.track(held, nbytes)
+            self.residency.insert(host, held)
+        return held
+
     def _program(self, pce: TemplateCircuit, program: WitnessProgram) -> witness_cuda.DeviceWitnessProgram:
-        """The program on this device: uploaded at its first use, beside the circuit's resident arrays,
-        and kept (an LRU entry under the VRAM budget)."""
-        dev = self.residency.lookup(program)
-        if dev is None:
-            dev_pce = pce_cuda.resident(pce, self._reserve, self.residency)
-            need = witness_cuda.program_bytes(program)
-            self._reserve(need, f"the witness program of a {pce.num_constraints}-row circuit")
+        """The program on this device, uploaded at its first use beside the circuit's resident arrays."""
+        def upload() -> witness_cuda.DeviceWitnessProgram:
             t = time.perf_counter()
-            dev = witness_cuda.upload_program(pce, program, dev_pce)
+            dev = witness_cuda.upload_program(pce, program, pce_cuda.resident(pce, self._reserve, self.residency))
             log.info("cuda: witness program of %d steps uploaded in %.2f s", len(program.steps), time.perf_counter() - t)
-            self.residency.track(dev, need)
-            self.residency.insert(program, dev)
-        return dev
+            return dev
+
+        return self._kept(program, witness_cuda.program_bytes(program),
+                          f"the witness program of a {pce.num_constraints}-row circuit", upload)
 
     def kept_copy(self, array: np.ndarray):
         """A host array's copy on this device (a circuit's density masks, read every proof), made at its
-        first use and kept while the array lives (an LRU entry under the VRAM budget)."""
+        first use and kept while the array lives."""
         with self._on_device():
-            held = self.residency.lookup(array)
-            if held is None:
-                self._reserve(array.nbytes, f"a kept copy of a {array.shape} {array.dtype} array")
-                held = _Kept(cupy().asarray(array))
-                self.residency.track(held, array.nbytes)
-                self.residency.insert(array, held)
-            return held.array
+            return self._kept(array, array.nbytes, f"a kept copy of a {array.shape} {array.dtype} array",
+                              lambda: _Kept(cupy().asarray(array))).array
 
     def keep(self, g1: Sequence, g2: Sequence, pce: TemplateCircuit | None = None,
              program: WitnessProgram | None = None) -> None:
