@@ -91,6 +91,8 @@ def run(engine: Engine, spec: CircuitSpec, submit: Callable[[int], Job], proofs:
     first_s = time.perf_counter() - t
     print(f"first proof {first_s:.1f} s; per partition (median ms): "
           + ", ".join(f"{k} {v * 1e3:.0f}" for k, v in sorted(stage_medians([first]).items())), flush=True)
+    print("  its partition 0 (ms): " + ", ".join(f"{key.split('.')[-1]} {v * 1e3:.0f}" for key, v in first.timings.items()
+                                                 if key.startswith("prove.0.") or key == "witness.0"), flush=True)
     t = time.perf_counter()
     submit(1).result()  # alone on the engine the first proof warmed: its size measured, every process started
     latency_s = time.perf_counter() - t

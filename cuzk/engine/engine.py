@@ -351,21 +351,51 @@ class Engine:
             res.last_used = time.monotonic()
             return res
 
-    def warm(self, spec: CircuitSpec) -> Resident:
+    def warm(self, spec: CircuitSpec, rehearse: bool | None = None) -> Resident:
         """preload(spec), then on each GPU that proves it what its first proof would make: the MSM
         tables of its parameters (sized beside its items' work, as _reserve_for keeps it) and its
-        witness program, so that the first proof builds nothing. Nothing more on a host backend."""
+        witness program; then a rehearsal (_rehearse: one throwaway proof) so that the first proof
+        compiles and builds nothing. `rehearse` defaults to GPUs only: on a host backend warm only
+        loads (a rehearsal there is a whole CPU proof)."""
         res = self.preload(spec)
         vectors = {name: getattr(res.params.params, name) for name in PARAMS_VECTORS}
         g2 = [vectors.pop("b_g2")]
         program = getattr(res.circuit, "program", None) if self.config.pipeline.gpu_witness else None
         for dev in self._devices:
-            if dev.backend.name != "cuda" or res.device not in (None, dev.backend.device):
+            gpu = dev.backend.name == "cuda"
+            if gpu and res.device not in (None, dev.backend.device):
                 continue
             with _current(dev.backend):
-                self._reserve_for(dev, res.circuit)
-                dev.backend.keep(list(vectors.values()), g2, getattr(res.circuit, "pce", None), program)
+                if gpu:
+                    self._reserve_for(dev, res.circuit)
+                    dev.backend.keep(list(vectors.values()), g2, getattr(res.circuit, "pce", None), program)
+                if gpu if rehearse is None else rehearse:
+                    self._rehearse(dev, res)
         return res
+
+    def _rehearse(self, dev: _Device, res: Resident) -> None:
+        """One throwaway proof of res's circuit on `dev` from a blank witness (program_witness.blank
+        expanded as a partition's would be, or ONE alone where the circuit has no witness program or the
+        blank fails a decomposition): every kernel and host routine of a proof gets compiled and loaded
+        (CuPy builds its own kernels at first use and numba the assembly's, seconds each on a fresh
+        machine) and the device's memory pool grows to a proof's size. The proof is dropped."""
+        t = time.perf_counter()
+        circuit, w = res.circuit, None
+        if isinstance(circuit, CompiledCircuit) and circuit.program is not None:
+            on = dev.backend if self.config.pipeline.gpu_witness else self._host_backend
+            try:
+                w = program_witness.expand(circuit, [program_witness.blank(circuit)], on, host=False)[0]
+            except SynthesisError:
+                log.info("engine: the blank witness of %s fails a decomposition; rehearsing with ONE alone", res.key)
+        if w is None:
+            w = np.zeros((circuit.num_columns, 4), np.uint64)
+            w[0] = Fr.ones(1)[0]
+        if dev.backend.name == "cuda" and not on_device(w):
+            import cupy
+
+            w = cupy.asarray(w)
+        groth16.prove(res.params.params, circuit, w, dev.backend)
+        log.info("engine: rehearsed a proof of %s on %s in %.1f s", res.key, dev.name, time.perf_counter() - t)
 
     def evict(self, key: str) -> bool:
         """Drop a resident circuit (its parameters and their GPU tables go with it)."""

@@ -57,6 +57,17 @@ def pack(shape: StackedShape, w: PartitionWitness, inputs: list[int]) -> PackedW
     return PackedWitness(Fr.from_ints([1, *inputs]), plain, per)
 
 
+def blank(circuit: CompiledCircuit) -> PackedWitness:
+    """A pack that fits `circuit` (a CompiledCircuit with `program`): ONE = 1, every other input and
+    free value 0. Not a partition's: its expansion may fail a decomposition (SynthesisError); an
+    engine rehearses a proof from it (Engine.warm)."""
+    pce, program = circuit.pce, circuit.program
+    t, k = int(pce.blocks[0, 0]), int(pce.blocks[0, 1])
+    nfree = int(program.free_tpl_ptr[t + 1] - program.free_tpl_ptr[t])
+    return PackedWitness(Fr.from_ints([1] + [0] * (pce.num_inputs - 1)),
+                         np.zeros((program.free_plain.shape[0], 4), np.uint64), np.zeros((k, nfree, 4), np.uint64))
+
+
 def _layout(pce: PCE, program: WitnessProgram, packs: list[PackedWitness]) -> np.ndarray:
     """The columns of the challenges' free values, (K * nfree,); checks that the packs fit the circuit."""
     if pce.blocks.shape[0] != 1:

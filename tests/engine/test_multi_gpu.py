@@ -29,8 +29,10 @@ from cuzk.engine.config import GpuConfig, MemoryConfig, PipelineConfig
 from cuzk.engine.engine import DeviceFaultError, Engine, Job, Priority, _Device, _Item
 from cuzk.engine.timeline import read_timeline, summary
 from cuzk.errors import InputError
+from cuzk.ff.fields import Fr
 from cuzk.porep import program_witness
 from cuzk.util.arrays import to_host
+from engine import circuits
 from engine.test_batch import PROVE, Gate, packed_tasks, program_spec, wait_released
 from engine.test_engine import spec as inputs_spec
 from engine.test_engine import tasks as inputs_tasks
@@ -297,10 +299,30 @@ def test_a_warm_engine_builds_nothing_at_its_first_proof(fixed, caplog):
         assert made() == []
 
 
-def test_warm_on_a_host_engine_only_loads():
-    with make_engine([CpuBackend()]) as e:
+def test_the_blank_pack_fits_its_circuit():
+    """program_witness.blank: ONE and zeros, which the program circuit expands to ONE and zeros."""
+    circuit = circuits.program_compiled()
+    w = program_witness.expand(circuit, [program_witness.blank(circuit)], get_backend("cpu"))[0]
+    assert w.shape == (circuit.num_columns, 4)
+    assert np.array_equal(w[0], Fr.ones(1)[0]) and not w[1:].any()
+
+
+def test_a_rehearsal_leaves_no_trace_in_jobs(fixed, caplog):
+    """Engine.warm(rehearse=True) proves once from the blank witness (logged), with no timeline event,
+    and the jobs after it get the proofs the CPU makes."""
+    with make_engine([CpuBackend()]) as e, caplog.at_level(logging.INFO, logger="cuzk.engine"):
+        e.warm(program_spec("rehearse"), rehearse=True)
+        assert [r.getMessage() for r in caplog.records if "rehearsed a proof of rehearse on" in r.getMessage()]
+        assert e.timeline == []
+        job = e.submit(program_spec("rehearse"), packed_tasks(3, 2))
+        assert job.result(timeout=600) == reference(e, job)
+
+
+def test_warm_on_a_host_engine_only_loads(caplog):
+    with make_engine([CpuBackend()]) as e, caplog.at_level(logging.INFO, logger="cuzk.engine"):
         res = e.warm(program_spec("warm-host"))
         assert e.preload(program_spec("warm-host")) is res
+        assert not [r for r in caplog.records if "rehearsed" in r.getMessage()]
 
 
 @pytest.mark.gpu
