@@ -49,6 +49,7 @@ from cuzk.r1cs.lc import R
 from cuzk.r1cs.pce import PCE, PceMatrix
 
 _KNOWN, _NEVER, _ONE = -1, -2, -3  # term codes of the solver besides unknown ids >= 0
+LONG_ROW = 16  # a row longer than this makes a slow level on a GPU (cuzk.backend.cuda.witness.LONG_TERMS)
 
 
 @dataclass(frozen=True)
@@ -203,6 +204,7 @@ def _run_solver(sides, naux: int, log2: np.ndarray) -> tuple[np.ndarray, np.ndar
         args += [ptr, codes, cids]
     steps, nsteps, free, nfree = _solve(*args, naux, log2)
     steps = steps[:nsteps]
+    steps[:, 5] = _relevel(steps, *args, free[:nfree], naux, log2, LONG_ROW)
     solve = steps[:, 0] <= SOLVE_B
     side_of = np.select([steps[:, 0] == SOLVE_C, steps[:, 0] == SOLVE_A], [2, 0], 1)
     for s in range(3):
@@ -402,6 +404,78 @@ def _solve(pa, ca, ia, pb, cb, ib, pc, cc, ic, pl, cl, il, pr, cr, ir, naux, log
         nknown += 1
         top = _learn(next_free, known, inc_ptr, inc, nu, queued, done, stack, top)
     return steps, nsteps, free, nfree
+
+
+@njit(cache=True)
+def _relevel(steps, pa, ca, ia, pb, cb, ib, pc, cc, ic, pl, cl, il, pr, cr, ir, free, naux, log2, long_row):
+    """New levels for the solver's steps (solve order, ASAP levels steps[:, 5]), with the same
+    dependencies: a step reads the variables of its rows (hint sides for DEC_H) that earlier steps
+    produced, except its own targets. Walking down from the last level, each step goes to the latest
+    level before every step that reads it (as late as possible); a step with a row longer than
+    `long_row` terms (on a GPU: a warp per item, the slowest kind of level) goes to the latest such
+    level that already holds a long step, if one lies in its range, so that long steps share levels
+    rather than each making one slow. Levels left empty are dropped. A decomposition target already
+    known (a rewrite of the same value) keeps its first producer, so the rewrite is not ordered
+    against its readers."""
+    n = steps.shape[0]
+    if n == 0:
+        return steps[:, 5].copy()
+    ptrs = (pa, pb, pc, pl, pr)
+    cods = (ca, cb, cc, cl, cr)
+    cidss = (ia, ib, ic, il, ir)
+    producer = np.full(naux, -1, np.int64)
+    for v in free:
+        producer[v] = -2
+    islong = np.zeros(n, np.bool_)
+    for s in range(n):
+        op, row, term = steps[s, 0], steps[s, 1], steps[s, 2]
+        lo = 3 if op == DEC_H else 0
+        for q in range(lo, lo + 3 if lo == 0 else 5):
+            if ptrs[q][row + 1] - ptrs[q][row] > long_row:
+                islong[s] = True
+        if op == SOLVE_C or op == SOLVE_A or op == SOLVE_B:
+            side = 2 if op == SOLVE_C else 0 if op == SOLVE_A else 1
+            producer[cods[side][term]] = s
+        else:
+            side = 0 if op == DEC_A else 2 if op == DEC_C else 4
+            p, cd, ci = ptrs[side], cods[side], cidss[side]
+            for e in range(p[row], p[row + 1]):
+                if cd[e] >= 0 and log2[ci[e]] >= 0 and producer[cd[e]] == -1:
+                    producer[cd[e]] = s
+    asap = steps[:, 5]
+    depth = asap.max() + 1
+    deadline = np.full(n, depth - 1, np.int64)
+    longlev = np.zeros(depth, np.bool_)
+    new = np.empty(n, np.int64)
+    for s in np.argsort(-asap, kind="mergesort"):
+        hi, lo = deadline[s], asap[s]
+        level = hi
+        if islong[s]:
+            while level >= lo and not longlev[level]:
+                level -= 1
+            if level < lo:
+                level = hi
+                longlev[level] = True
+        new[s] = level
+        op, row = steps[s, 0], steps[s, 1]
+        first = 3 if op == DEC_H else 0
+        dec = 0 if op == DEC_A else 2 if op == DEC_C else 4 if op == DEC_H else -1
+        for q in range(first, first + 3 if first == 0 else 5):
+            p, cd, ci = ptrs[q], cods[q], cidss[q]
+            for e in range(p[row], p[row + 1]):
+                v = cd[e]
+                if v < 0 or (q == dec and log2[ci[e]] >= 0):
+                    continue
+                d = producer[v]
+                if d >= 0 and d != s and deadline[d] > level - 1:
+                    deadline[d] = level - 1
+    used = np.zeros(depth + 1, np.int64)
+    for s in range(n):
+        used[new[s] + 1] = 1
+    rank = np.cumsum(used)
+    for s in range(n):
+        new[s] = rank[new[s]]
+    return new
 
 
 @njit(cache=True)

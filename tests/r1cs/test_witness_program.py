@@ -165,3 +165,44 @@ def test_several_blocks_and_plain_rows_between() -> None:
     seeded = wp.seed(pce, program, w[None, :pce.num_inputs], w[None, program.free_plain], free)
     wp.run_cpu(pce, program, seeded)
     assert np.array_equal(seeded[0], w)
+
+
+def _step_vars(pce, program, s: int, plain: bool) -> tuple[set[int], set[int]]:
+    """(variables step s reads, variables it writes): template-local aux indices, or in the plain
+    program columns past the inputs; a SOLVE writes its unknown term, a decomposition its targets."""
+    op, row, term = (int(v) for v in program.steps[s, :3])
+    mats = (program.hl, program.hr) if op == wp.DEC_H else (pce.a, pce.b, pce.c)
+    unknown_side = {wp.SOLVE_C: 2, wp.SOLVE_A: 0, wp.SOLVE_B: 1}.get(op)
+    dec_side = {wp.DEC_A: 0, wp.DEC_C: 2, wp.DEC_H: 1}.get(op)
+    reads, writes = set(), set()
+    for q, m in enumerate(mats):
+        ptr, stored, cids = (m.plain_indptr, m.plain_cols, m.plain_cids) if plain else (m.tpl_indptr, m.tpl_vars, m.tpl_cids)
+        for e in range(int(ptr[row]), int(ptr[row + 1])):
+            v = int(stored[e])
+            key = (v if v >= pce.num_inputs else None) if plain else (v >> 2 if v & 3 == 1 else None)
+            if key is None:
+                continue
+            target = (q == unknown_side and e == term) or (q == dec_side and program.coeff_log2[cids[e]] >= 0)
+            (writes if target else reads).add(key)
+    return reads, writes
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_each_level_reads_only_what_earlier_levels_wrote(seed: int) -> None:
+    """Run level by level, every step finds each variable it reads written by an earlier level (or
+    free): the levels (as the solver's steps are re-levelled, long steps sharing levels) keep every
+    dependency, which a GPU running a level's steps at once relies on."""
+    cs, _ = gadget_circuit(np.random.default_rng(seed), k=2)
+    pce, program = _compiled(cs)
+    ntpl = program.prog_levels.shape[0] - 2
+    for t in range(ntpl + 1):
+        plain = t == ntpl
+        known = set(program.free_plain.tolist()) if plain else \
+            set(program.free_tpl[program.free_tpl_ptr[t]:program.free_tpl_ptr[t + 1]].tolist())
+        for level in range(int(program.prog_levels[t]), int(program.prog_levels[t + 1])):
+            written = set()
+            for s in range(int(program.levels[level]), int(program.levels[level + 1])):
+                reads, writes = _step_vars(pce, program, s, plain)
+                assert reads <= known, (t, level, s, sorted(reads - known)[:5])
+                written |= writes
+            known |= written

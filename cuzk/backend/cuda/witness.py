@@ -20,7 +20,10 @@ The program's levels run one after the other, so the witness takes as long as it
 chains of dependent loads (thousands of levels, few hundred steps each: latency, not bandwidth, is
 the cost). The upload gives each step its sides' term ranges (`heads`, read off the indptr arrays
 once), and a thread's step whose rows have at most 4 terms each (nearly all) loads all of its terms,
-then their columns, then their values, each round at once. The steps of a level whose longest row
+then their columns, then their values, each round at once; a SOLVE step whose sides have at most 4
+terms besides its unknown one (nearly all) has a record (step_records) holding its op, inv, and every
+term's stored variable and coefficient id, so that its thread waits on one load less and starts from
+the record itself. The steps of a level whose longest row
 has more than LONG_TERMS terms come first in the level (the upload reorders them: a level's steps
 are independent) and take a warp per (step, instance, partition), the lanes splitting the terms; the
 others a thread each, on the warps after theirs.
@@ -51,7 +54,12 @@ LONG_TERMS = 16  # a step whose longest row has more terms takes a warp per item
 _DEC_H = 5  # cuzk.r1cs.witness_program.DEC_H: the op on hint rows
 RUN_FIELDS = ("template", "k", "aux_col", "aux_per", "in_col", "in_per", "wire_off")
 _BLOCK_COLUMNS = [0, 1, 3, 4, 5, 6, 7]  # RUN_FIELDS in cuzk.r1cs.pce.BLOCK_FIELDS
-_PROGRAM_ARRAYS = ("runs", "prog_levels", "levels", "long_end", "steps", "heads", "inv", "coeffs", "coeff_log2", "wire_cols")
+_PROGRAM_ARRAYS = ("runs", "prog_levels", "levels", "long_end", "steps", "heads", "inv", "coeffs", "coeff_log2", "wire_cols",
+                   "records")
+_SOLVE_OPS = 3  # cuzk.r1cs.witness_program: SOLVE_C, SOLVE_A, SOLVE_B are ops 0, 1, 2
+_UNKNOWN_SIDE = np.array([2, 0, 1])  # the side of each SOLVE op's unknown term (C, A, B)
+SHORT_TERMS = 4  # WP_SHORT of the kernels
+REC_WORDS = 28  # WP_REC_WORDS of the kernels: words of a step record
 # struct wp_program: per matrix (A, B, C, HL, HR) its six arrays and widths, then _PROGRAM_ARRAYS
 _STRUCT = np.dtype([("words", np.uint64, (5 * (len(pce_cuda._MATRIX_ARRAYS) + 1) + len(_PROGRAM_ARRAYS),))])
 
@@ -90,6 +98,45 @@ def ordered_steps(pce, program) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return steps[order], heads[order].astype(np.int32), levels[:-1] + np.bincount(level_of[long], minlength=len(levels) - 1)
 
 
+def step_records(pce, program, steps: np.ndarray, heads: np.ndarray) -> np.ndarray | None:
+    """(nsteps, REC_WORDS) int32 records of the short SOLVE steps (`steps`, `heads` as ordered_steps
+    orders them): all that a thread reads about such a step in one load, where otherwise it waits on
+    its step, then its terms, then their variables. A SOLVE step is short when each side has at most
+    SHORT_TERMS terms besides its unknown one; its record holds in word 0 op | n_A << 8 | n_B << 12 |
+    n_C << 16 | 1 << 24 (n_X: side X's terms but the unknown), word 1 its inv, word 2 the stored
+    variable of its unknown term (a template variable, or a column in the plain program), words
+    3 + 4q + j the stored variable of side q's j-th other term and words 15 + 4q + j its coefficient
+    id. Other steps' records are 0 (the kernel reads them through heads). None when a stored
+    variable, id or inv does not fit 31 bits."""
+    n = steps.shape[0]
+    rec = np.zeros((n, REC_WORDS), np.int64)
+    plain = np.arange(n) >= program.levels[program.prog_levels[-2]]  # the plain program's steps come last
+    op, term = steps[:, 0], steps[:, 2]
+    solve = op < _SOLVE_OPS
+    side = np.where(solve, _UNKNOWN_SIDE[np.minimum(op, _SOLVE_OPS - 1)], -1)
+    first, count = heads[:, :3].astype(np.int64), heads[:, 3:].astype(np.int64)
+    unknown_here = np.arange(3)[None, :] == side[:, None]
+    others = count - unknown_here
+    short = solve & (others <= SHORT_TERMS).all(axis=1)
+    for q, m in enumerate((pce.a, pce.b, pce.c)):
+        for stored, cids, which in ((m.tpl_vars, m.tpl_cids, ~plain), (m.plain_cols, m.plain_cids, plain)):
+            mine = short & which
+            at = mine & (side == q)
+            rec[at, 2] = stored[term[at]]
+            for j in range(SHORT_TERMS + 1):
+                e = first[:, q] + j
+                sel = mine & (j < count[:, q]) & ~((side == q) & (e == term))
+                slot = j - ((side == q) & (term < e))
+                rec[sel, 3 + 4 * q + slot[sel]] = stored[e[sel]]
+                rec[sel, 15 + 4 * q + slot[sel]] = cids[e[sel]]
+    rec[:, 1] = steps[:, 3]
+    rec[:, 0] = op | others[:, 0] << 8 | others[:, 1] << 12 | others[:, 2] << 16 | 1 << 24
+    rec[~short] = 0
+    if rec.size and (rec.min() < 0 or rec.max() >= 1 << 31):
+        return None
+    return rec.astype(np.int32)
+
+
 @dataclass(eq=False)
 class DeviceWitnessProgram:
     """A program and its circuit on the device: `pce` (coefficients, wire table, A, B, C), the hint
@@ -113,7 +160,7 @@ def program_bytes(program) -> int:
     the program's arrays, the run table and each level's end of long steps."""
     hints = sum(getattr(m, name).nbytes for m in (program.hl, program.hr) for name in pce_cuda._MATRIX_ARRAYS)
     own = sum(x.nbytes for x in (program.steps, program.levels, program.prog_levels, program.inv, program.coeff_log2))
-    own += 24 * program.steps.shape[0]  # heads
+    own += (24 + 4 * REC_WORDS) * program.steps.shape[0]  # heads, step records
     return hints + own + program.levels.nbytes + 8 * len(RUN_FIELDS) * 64
 
 
@@ -134,12 +181,15 @@ def upload_program(pce, program, dev_pce: pce_cuda.DevicePce | None = None) -> D
     steps, heads, long_end = ordered_steps(pce, program)
     host = {"runs": table, "prog_levels": program.prog_levels, "levels": program.levels, "long_end": long_end,
             "steps": steps, "heads": heads, "inv": program.inv, "coeff_log2": program.coeff_log2}
+    records = step_records(pce, program, steps, heads)
+    if records is not None:
+        host["records"] = records
     arrays = {name: cp.asarray(np.ascontiguousarray(arr)) for name, arr in host.items()}
     arrays["coeffs"], arrays["wire_cols"] = dev_pce.coeffs, dev_pce.wire_cols
     words = []
     for mat, width in zip((*dev_pce.matrices, *hints), bits):
         words += [x.data.ptr for x in mat] + [width]
-    words += [arrays[name].data.ptr for name in _PROGRAM_ARRAYS]
+    words += [arrays[name].data.ptr if name in arrays else 0 for name in _PROGRAM_ARRAYS]  # no records: 0
     args = np.zeros(1, _STRUCT)
     args["words"][0] = words
     return DeviceWitnessProgram(dev_pce, hints, tuple(arrays.values()), args, table, program.prog_levels,

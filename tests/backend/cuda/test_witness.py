@@ -119,6 +119,38 @@ def test_runs_and_long_steps_first():
                 assert (max(n for _, n in spans) > witness_cuda.LONG_TERMS) == long
 
 
+def test_step_records_hold_each_short_solve_step():
+    """step_records: a short SOLVE step's record names its op, inv, unknown term and every other term of
+    its rows (stored variable, coefficient id) in row order; every other step's record is 0."""
+    cs, _ = gadget_circuit(np.random.default_rng(13), k=2)
+    pce = build(cs)
+    program = wp.compile_program(pce, wp.hint_matrices(cs, pce))
+    steps, heads, _ = witness_cuda.ordered_steps(pce, program)
+    records = witness_cuda.step_records(pce, program, steps, heads)
+    plain0 = program.levels[program.prog_levels[-2]]
+    short = 0
+    for s, ((op, row, term, inv), rec) in enumerate(zip(steps.tolist(), records.tolist())):
+        mats = (pce.a, pce.b, pce.c)
+        side = {wp.SOLVE_C: 2, wp.SOLVE_A: 0, wp.SOLVE_B: 1}.get(op)
+        rows = []
+        for q, m in enumerate(mats):
+            ptr, stored, cids = (m.plain_indptr, m.plain_cols, m.plain_cids) if s >= plain0 else \
+                (m.tpl_indptr, m.tpl_vars, m.tpl_cids)
+            rows.append([(int(stored[e]), int(cids[e])) for e in range(int(ptr[row]), int(ptr[row + 1]))
+                         if not (q == side and e == term)])
+            if q == side:
+                unknown = int(stored[term])
+        if side is None or max(map(len, rows)) > witness_cuda.SHORT_TERMS:
+            assert not any(rec), (s, op)
+            continue
+        short += 1
+        n = [len(r) for r in rows]
+        assert rec[0] == op | n[0] << 8 | n[1] << 12 | n[2] << 16 | 1 << 24 and rec[1] == inv and rec[2] == unknown
+        for q in range(3):
+            assert [(rec[3 + 4 * q + j], rec[15 + 4 * q + j]) for j in range(n[q])] == rows[q]
+    assert 0 < short < len(steps)
+
+
 @gpu
 @pytest.mark.parametrize("long_terms", [None, 0, 1 << 30], ids=["split", "warps", "threads"])
 @pytest.mark.parametrize("cooperative", MODES, ids=MODE_IDS)

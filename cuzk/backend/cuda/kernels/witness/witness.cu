@@ -35,6 +35,7 @@
 
 #define WP_THREADS 256
 #define WP_SHORT 4  // a thread's step loads every term of rows of at most WP_SHORT terms at once
+#define WP_REC_WORDS 28  // words of a step record (witness.py step_records)
 
 // ops (cuzk.r1cs.witness_program)
 #define OP_SOLVE_C 0
@@ -86,6 +87,7 @@ struct wp_program {
   const uint4* coeffs;           // (ncoeff,) Fr, Montgomery; id 0 = 1, id 1 = -1
   const short* coeff_log2;       // (ncoeff,) e where coeffs[id] = 2^e, else -1
   const void* wire_cols;
+  const int4* records;           // (nsteps, WP_REC_WORDS) int32 short-SOLVE step records, or null
 };
 
 // Instance i of a run: where its template variables live (k = 0: the plain program).
@@ -287,11 +289,62 @@ __device__ __forceinline__ void wp_sides_short(const wp_program& p, const wp_mat
   }
 }
 
+// A short SOLVE step from its record r (witness.py step_records: op and side counts, inv, the unknown
+// term's and every other term's stored variable and coefficient id): the variables resolved, then
+// every value loaded at once, the sides summed and the unknown written. Its wait is the record, the
+// columns of wire variables, the values, and the coefficients other than 1 and -1.
+__device__ __forceinline__ void wp_solve_record(const wp_program& p, const int* r, const wp_inst& x, uint4* w) {
+  const int op = r[0] & 0xff;
+  const int n[3] = {(r[0] >> 8) & 15, (r[0] >> 12) & 15, (r[0] >> 16) & 15};
+  long long col[3][WP_SHORT];
+#pragma unroll
+  for (int q = 0; q < 3; q++) {
+#pragma unroll
+    for (int j = 0; j < WP_SHORT; j++) col[q][j] = j < n[q] ? wp_resolve(p, p.a, x, (long long)r[3 + 4 * q + j]) : 0;
+  }
+  const long long target = wp_resolve(p, p.a, x, (long long)r[2]);
+  const fr_t inv = wp_const(p.inv, (u64)r[1]);
+  fr_t y[3][WP_SHORT];
+#pragma unroll
+  for (int q = 0; q < 3; q++) {
+#pragma unroll
+    for (int j = 0; j < WP_SHORT; j++) y[q][j] = j < n[q] ? wp_get(w, col[q][j]) : fr_t{{0, 0, 0, 0, 0, 0, 0, 0}};
+  }
+  fr_t sum[3];
+#pragma unroll
+  for (int q = 0; q < 3; q++) {
+    sum[q] = fr_t{{0, 0, 0, 0, 0, 0, 0, 0}};
+#pragma unroll
+    for (int j = 0; j < WP_SHORT; j++)
+      if (j < n[q]) sum[q] = wp_add_term(sum[q], y[q][j], (u32)r[15 + 4 * q + j], p.coeffs);
+  }
+  // SOLVE_C: (A.w B.w - C'.w) inv; SOLVE_A: (C.w - B.w A'.w) inv; SOLVE_B: (C.w - A.w B'.w) inv
+  const fr_t value = op == OP_SOLVE_C ? fr_mul(fr_sub(fr_mul(sum[0], sum[1]), sum[2]), inv)
+                                      : fr_mul(fr_sub(sum[2], fr_mul(sum[0], sum[1])), inv);
+  wp_put(w, target, value);
+}
+
 // Step s for instance x of partition witness w, by lane `lane` of LANES; false when its decomposition
 // does not fit. Its sides are A, B, C (HL, HR and an empty one for DEC_H), each side's terms
 // heads[s] gives; sum[q] is side q's X.w, without the unknown term or the decomposition's targets.
 template <int LANES>
 __device__ __forceinline__ bool wp_step(const wp_program& p, u64 s, const wp_inst& x, uint4* w, u32 lane) {
+  if (LANES == 1 && p.records != nullptr) {
+    int r[WP_REC_WORDS];
+    const int4* rp = p.records + (WP_REC_WORDS / 4) * s;
+#pragma unroll
+    for (int q = 0; q < WP_REC_WORDS / 4; q++) {
+      const int4 v = __ldg(rp + q);
+      r[4 * q] = v.x;
+      r[4 * q + 1] = v.y;
+      r[4 * q + 2] = v.z;
+      r[4 * q + 3] = v.w;
+    }
+    if (r[0] >> 24) {
+      wp_solve_record(p, r, x, w);
+      return true;
+    }
+  }
   const long long* st = p.steps + 4 * s;
   const int* hd = p.heads + 6 * s;
   const int op = (int)__ldg(st);
