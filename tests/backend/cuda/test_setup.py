@@ -372,15 +372,31 @@ def _gpu_params_equal(r1cs, rng) -> None:
         np.testing.assert_array_equal(getattr(kept, name).get(), getattr(want, name))
 
 
+def constrained_random_circuit(seed: int, tries: int = 50):
+    """The first random_circuit, drawing from `seed` on, whose every aux variable is constrained (the
+    setup refuses the others: test_unconstrained_aux_refused_as_on_the_cpu), and its rng."""
+    for k in range(tries):
+        rng = np.random.default_rng([seed, k])
+        cs = random_circuit(rng, ks=(1, 2, 5, 33, 300))
+        try:
+            generate_parameters(cs, *toxic(np.random.default_rng([seed, k])))
+        except SetupError:
+            continue
+        return cs, rng
+    raise AssertionError(f"no constrained random circuit in {tries} draws from seed {seed}")
+
+
+def test_constrained_random_circuits_are_found():
+    """Each seed of the GPU comparison below gets a circuit (none is skipped)."""
+    for seed in (0, 2, 3, 7):
+        cs, _ = constrained_random_circuit(seed)
+        assert cs.num_constraints > 0
+
+
 @gpu
 @pytest.mark.parametrize("seed", [0, 2, 3, 7])
 def test_parameters_equal_cpu_random_circuits(seed):
-    rng = np.random.default_rng(seed)
-    cs = random_circuit(rng, ks=(1, 2, 5, 33, 300))
-    try:
-        generate_parameters(cs, *toxic(np.random.default_rng(seed)))
-    except SetupError:
-        pytest.skip("this seed's circuit has an unconstrained aux variable")
+    cs, rng = constrained_random_circuit(seed)
     _gpu_params_equal(cs, rng)
 
 
