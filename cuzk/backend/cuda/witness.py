@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from cuzk.backend.base import DEC_H, SOLVE_A, SOLVE_B, SOLVE_C
 from cuzk.backend.cuda import loader
 from cuzk.backend.cuda import pce as pce_cuda
 from cuzk.backend.cuda.device import cupy, info
@@ -51,13 +52,10 @@ from cuzk.errors import InputError, SynthesisError
 
 THREADS = 256  # WP_THREADS of the kernels
 LONG_TERMS = 16  # a step whose longest row has more terms takes a warp per item
-_DEC_H = 5  # cuzk.r1cs.witness_program.DEC_H: the op on hint rows
 RUN_FIELDS = ("template", "k", "aux_col", "aux_per", "in_col", "in_per", "wire_off")
 _BLOCK_COLUMNS = [0, 1, 3, 4, 5, 6, 7]  # RUN_FIELDS in cuzk.r1cs.pce.BLOCK_FIELDS
 _PROGRAM_ARRAYS = ("runs", "prog_levels", "levels", "long_end", "steps", "heads", "inv", "coeffs", "coeff_log2", "wire_cols",
                    "records")
-_SOLVE_OPS = 3  # cuzk.r1cs.witness_program: SOLVE_C, SOLVE_A, SOLVE_B are ops 0, 1, 2
-_UNKNOWN_SIDE = np.array([2, 0, 1])  # the side of each SOLVE op's unknown term (C, A, B)
 SHORT_TERMS = 4  # WP_SHORT of the kernels
 REC_WORDS = 28  # WP_REC_WORDS of the kernels: words of a step record
 # struct wp_program: per matrix (A, B, C, HL, HR) its six arrays and widths, then _PROGRAM_ARRAYS
@@ -79,7 +77,7 @@ def ordered_steps(pce, program) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     steps, levels = program.steps, program.levels
     level_of = np.repeat(np.arange(len(levels) - 1), np.diff(levels))
     plain = np.arange(len(steps)) >= levels[program.prog_levels[-2]]  # the plain program's steps come last
-    hint = steps[:, 0] == _DEC_H
+    hint = steps[:, 0] == DEC_H
     heads = np.zeros((len(steps), 6), np.int64)
     for side, mats in enumerate(((pce.a, program.hl), (pce.b, program.hr), (pce.c, None))):
         for m, reads in zip(mats, (~hint, hint)):
@@ -107,13 +105,16 @@ def step_records(pce, program, steps: np.ndarray, heads: np.ndarray) -> np.ndarr
     variable of its unknown term (a template variable, or a column in the plain program), words
     3 + 4q + j the stored variable of side q's j-th other term and words 15 + 4q + j its coefficient
     id. Other steps' records are 0 (the kernel reads them through heads). None when a stored
-    variable, id or inv does not fit 31 bits."""
+    variable, id or inv does not fit 31 bits (the kernel then reads every step through heads)."""
+    stored = [getattr(m, name) for m in (pce.a, pce.b, pce.c) for name in ("tpl_vars", "tpl_cids", "plain_cols", "plain_cids")]
+    if any(a.size and int(a.max()) >= 1 << 31 for a in stored) or (steps.size and int(steps[:, 3].max()) >= 1 << 31):
+        return None
     n = steps.shape[0]
-    rec = np.zeros((n, REC_WORDS), np.int64)
+    rec = np.zeros((n, REC_WORDS), np.int32)
     plain = np.arange(n) >= program.levels[program.prog_levels[-2]]  # the plain program's steps come last
     op, term = steps[:, 0], steps[:, 2]
-    solve = op < _SOLVE_OPS
-    side = np.where(solve, _UNKNOWN_SIDE[np.minimum(op, _SOLVE_OPS - 1)], -1)
+    solve = (op == SOLVE_C) | (op == SOLVE_A) | (op == SOLVE_B)
+    side = np.select([op == SOLVE_C, op == SOLVE_A, op == SOLVE_B], [2, 0, 1], -1)  # the unknown term's side
     first, count = heads[:, :3].astype(np.int64), heads[:, 3:].astype(np.int64)
     unknown_here = np.arange(3)[None, :] == side[:, None]
     others = count - unknown_here
@@ -132,9 +133,7 @@ def step_records(pce, program, steps: np.ndarray, heads: np.ndarray) -> np.ndarr
     rec[:, 1] = steps[:, 3]
     rec[:, 0] = op | others[:, 0] << 8 | others[:, 1] << 12 | others[:, 2] << 16 | 1 << 24
     rec[~short] = 0
-    if rec.size and (rec.min() < 0 or rec.max() >= 1 << 31):
-        return None
-    return rec.astype(np.int32)
+    return rec
 
 
 @dataclass(eq=False)
