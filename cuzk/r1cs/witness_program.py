@@ -19,6 +19,10 @@ its value comes with the inputs. Gadgets compute each value from values allocate
 free variables are exactly the external data (for PoRep: data leaves, Merkle siblings, column labels,
 comm_c, comm_r_last) in allocation order.
 
+The solver's steps are then re-levelled (_relevel): each as late as possible before its readers, and
+a step with a row longer than LONG_ROW terms onto a level that already holds one, since on a GPU such
+a step costs a level its slowest kind of item and a level costs about its slowest item.
+
 Arrays of a WitnessProgram (steps sorted by level; a level's steps only read earlier levels):
     steps        (nsteps, 4) int64   op, row, term, inv: row a constraint row (or hint row for DEC_H)
                                      numbered as the PCE numbers template / plain rows; term the

@@ -119,6 +119,11 @@ def test_runs_and_long_steps_first():
                 assert (max(n for _, n in spans) > witness_cuda.LONG_TERMS) == long
 
 
+def test_the_program_levels_long_rows_as_the_kernel_splits_them():
+    """The witness program shares levels among the steps the kernel gives a warp (rows over LONG_TERMS)."""
+    assert wp.LONG_ROW == witness_cuda.LONG_TERMS
+
+
 def test_step_records_hold_each_short_solve_step():
     """step_records: a short SOLVE step's record names its op, inv, unknown term and every other term of
     its rows (stored variable, coefficient id) in row order; every other step's record is 0."""
