@@ -3,7 +3,7 @@ shape proven back to back on a warm engine, every partition's proof verified by 
 parameters generated on the GPU from the circuit's PCE and kept there (cuda, cuzk.groth16.setup_device,
 seeded toxic waste so the proofs verify against its vk) or read from cuzk's cache (cpu, small shapes).
 Prints and records (JSON lines, bench engine_prove): the first proof after the parameters are
-resident and the engine warm (Engine.warm: MSM tables, witness program), one proof alone after it
+resident and the engine warm (Engine.warm: MSM tables, witness program, a rehearsal proof), one proof alone after it
 (latency), the sustained seconds per proof, the per-partition median of each stage (witness expansion,
 evaluation, NTTs, each MSM, from the jobs' timings), peak host RSS and the device's peak VRAM; writes
 the engine's timeline (JSONL) and its plot (PNG, with matplotlib).
@@ -82,9 +82,9 @@ def run(engine: Engine, spec: CircuitSpec, submit: Callable[[int], Job], proofs:
     engine.preload(spec)
     resident_s = time.perf_counter() - t
     t = time.perf_counter()
-    engine.warm(spec)  # the MSM tables and the witness program made before the first proof
+    engine.warm(spec)  # the MSM tables, the witness program and a rehearsal before the first proof
     warm_s = time.perf_counter() - t
-    print(f"parameters resident in {resident_s:.1f} s, tables and witness program in {warm_s:.1f} s", flush=True)
+    print(f"parameters resident in {resident_s:.1f} s, warm (tables, witness program, rehearsal) in {warm_s:.1f} s", flush=True)
     t = time.perf_counter()
     first = submit(0)
     first.result()
@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
            **{f"{stage}_ms": round(s * 1e3, 1) for stage, s in got["stages"].items()},
            "note": f"ms: {args.proofs} proofs submitted at once on a warm engine, seconds per proof; first_proof_ms: "
                    "the first after the parameters are resident (resident_s) and the engine warm (warm_s: MSM tables "
-                   "and witness program made, Engine.warm); latency_ms: one proof alone after it; <stage>_ms: per partition, median; "
+                   "and witness program made and a rehearsal proof run, Engine.warm); latency_ms: one proof alone after it; <stage>_ms: per partition, median; "
                    f"timeline {timeline.name}" + (f", plot {png.name}" if png else "")}
     print(f"{proof.name} on {row['device']}: {got['sustained_s']:.2f} s/proof sustained ({args.proofs} proofs), "
           f"first {got['first_s']:.2f} s, alone when warm {got['latency_s']:.2f} s, "
