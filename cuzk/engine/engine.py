@@ -376,7 +376,7 @@ class Engine:
     def _rehearse(self, dev: _Device, res: Resident) -> None:
         """One throwaway proof of res's circuit on `dev` from a blank witness (program_witness.blank
         expanded as a partition's would be, or ONE alone where the circuit has no witness program or the
-        blank fails a decomposition): every kernel and host routine of a proof gets compiled and loaded
+        blank does not expand): every kernel and host routine of a proof gets compiled and loaded
         (CuPy builds its own kernels at first use and numba the assembly's, seconds each on a fresh
         machine) and the device's memory pool grows to a proof's size. The proof is dropped."""
         t = time.perf_counter()
@@ -385,8 +385,8 @@ class Engine:
             on = dev.backend if self.config.pipeline.gpu_witness else self._host_backend
             try:
                 w = program_witness.expand(circuit, [program_witness.blank(circuit)], on, host=False)[0]
-            except SynthesisError:
-                log.info("engine: the blank witness of %s fails a decomposition; rehearsing with ONE alone", res.key)
+            except (SynthesisError, InputError) as e:  # a decomposition fails, or not a one-block (PoRep) program
+                log.info("engine: no blank witness for %s (%s); rehearsing with ONE alone", res.key, e)
         if w is None:
             w = np.zeros((circuit.num_columns, 4), np.uint64)
             w[0] = Fr.ones(1)[0]

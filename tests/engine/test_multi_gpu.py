@@ -318,6 +318,16 @@ def test_a_rehearsal_leaves_no_trace_in_jobs(fixed, caplog):
         assert job.result(timeout=600) == reference(e, job)
 
 
+def test_a_circuit_without_a_witness_program_rehearses_from_one_alone(caplog):
+    """A circuit with no witness program (here a Circuit of a ConstraintSystem) is rehearsed from ONE and
+    zeros; its jobs are proven as before."""
+    with make_engine([CpuBackend()]) as e, caplog.at_level(logging.INFO, logger="cuzk.engine"):
+        e.warm(inputs_spec("rehearse-plain"), rehearse=True)
+        assert [r for r in caplog.records if "rehearsed a proof of rehearse-plain on" in r.getMessage()]
+        job = e.submit(inputs_spec("rehearse-plain"), inputs_tasks(3, 2))
+        assert len(job.result(timeout=600)) == 2 * groth16.PROOF_BYTES
+
+
 def test_warm_on_a_host_engine_only_loads(caplog):
     with make_engine([CpuBackend()]) as e, caplog.at_level(logging.INFO, logger="cuzk.engine"):
         res = e.warm(program_spec("warm-host"))
