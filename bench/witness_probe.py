@@ -49,7 +49,6 @@ def main() -> None:
         args_v = dev.args.copy()
         if v == 3:
             args_v["words"][0][-1] = 0  # the records pointer, the struct's last word
-
         if opts not in kernels:  # probe 3 runs the kernel as built
             kernels[opts] = cp.RawModule(code=src, options=opts, enable_cooperative_groups=True).get_function("witness_program")
         fn = kernels[opts]

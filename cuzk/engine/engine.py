@@ -382,18 +382,17 @@ class Engine:
         t = time.perf_counter()
         circuit, w = res.circuit, None
         if isinstance(circuit, CompiledCircuit) and circuit.program is not None:
-            on = dev.backend if self.config.pipeline.gpu_witness else self._host_backend
             try:
-                w = program_witness.expand(circuit, [program_witness.blank(circuit)], on, host=False)[0]
+                w = self._expanded(circuit, [program_witness.blank(circuit)], dev.backend)[0]
             except (SynthesisError, InputError) as e:  # a decomposition fails, or not a one-block (PoRep) program
                 log.info("engine: no blank witness for %s (%s); rehearsing with ONE alone", res.key, e)
         if w is None:
-            w = np.zeros((circuit.num_columns, 4), np.uint64)
-            w[0] = Fr.ones(1)[0]
-        if dev.backend.name == "cuda" and not on_device(w):
-            import cupy
-
-            w = cupy.asarray(w)
+            if dev.backend.name == "cuda":  # made on the device (the current one: _current)
+                import cupy as xp
+            else:
+                xp = np
+            w = xp.zeros((circuit.num_columns, 4), np.uint64)
+            w[0] = xp.asarray(Fr.ones(1)[0])
         groth16.prove(res.params.params, circuit, w, dev.backend)
         log.info("engine: rehearsed a proof of %s on %s in %.1f s", res.key, dev.name, time.perf_counter() - t)
 
@@ -798,16 +797,24 @@ class Engine:
         the prover's vectors stay there as with the GPU witness), its time (with that copy) and size in
         the jobs' timings."""
         t = time.perf_counter()
-        on = backend if self.config.pipeline.gpu_witness else self._host_backend
-        w = program_witness.expand(res.circuit, [item.witness for item in batch], on, host=False)
-        if on is not backend and backend.name == "cuda":
-            import cupy
-
-            w = cupy.asarray(w)  # the current device: the worker's (_current)
+        w = self._expanded(res.circuit, [item.witness for item in batch], backend)
         seconds = time.perf_counter() - t
         for item in batch:
             item.job.timings.update({f"witness.{item.k}": seconds, f"witness_batch.{item.k}": len(batch)})
         return list(w)
+
+    def _expanded(self, circuit: CompiledCircuit, packs: list[program_witness.PackedWitness], backend: Backend):
+        """The packs' full witnesses by one program_witness.expand, on the proving backend, or with
+        pipeline.gpu_witness off on the host's cores and then copied once to the proving GPU (the
+        current device: the worker's, _current), so that the prover's vectors stay there as with the
+        GPU witness."""
+        on = backend if self.config.pipeline.gpu_witness else self._host_backend
+        w = program_witness.expand(circuit, packs, on, host=False)
+        if on is not backend and backend.name == "cuda":
+            import cupy
+
+            w = cupy.asarray(w)
+        return w
 
     def _prove(self, item: _Item, w: Any, dev: _Device) -> None:
         """Check the full witness `w`'s public inputs and prove on `dev` (checking a.b = c); the proof

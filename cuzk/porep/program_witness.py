@@ -60,20 +60,26 @@ def pack(shape: StackedShape, w: PartitionWitness, inputs: list[int]) -> PackedW
 def blank(circuit: CompiledCircuit) -> PackedWitness:
     """A pack that fits `circuit` (a CompiledCircuit with `program`): ONE = 1, every other input and
     free value 0. Not a partition's: its expansion may fail a decomposition (SynthesisError); an
-    engine rehearses a proof from it (Engine.warm)."""
+    engine rehearses a proof from it (Engine.warm). InputError for a circuit of more than one block."""
     pce, program = circuit.pce, circuit.program
-    t, k = int(pce.blocks[0, 0]), int(pce.blocks[0, 1])
-    nfree = int(program.free_tpl_ptr[t + 1] - program.free_tpl_ptr[t])
+    k, _, _, free = _challenges(pce, program)
     return PackedWitness(Fr.from_ints([1] + [0] * (pce.num_inputs - 1)),
-                         np.zeros((program.free_plain.shape[0], 4), np.uint64), np.zeros((k, nfree, 4), np.uint64))
+                         np.zeros((program.free_plain.shape[0], 4), np.uint64),
+                         np.zeros((k, free.shape[0], 4), np.uint64))
+
+
+def _challenges(pce: PCE, program: WitnessProgram) -> tuple[int, int, int, np.ndarray]:
+    """The challenges' block: (K instances, first aux column, aux columns per instance, its template's
+    free aux); InputError unless the circuit has exactly one block, as a PoRep partition does."""
+    if pce.blocks.shape[0] != 1:
+        raise InputError("a PoRep witness program has one block of challenges")
+    t, k, aux_col, aux_per = (int(pce.blocks[0, j]) for j in (0, 1, 3, 4))
+    return k, aux_col, aux_per, program.free_tpl[program.free_tpl_ptr[t]:program.free_tpl_ptr[t + 1]]
 
 
 def _layout(pce: PCE, program: WitnessProgram, packs: list[PackedWitness]) -> np.ndarray:
     """The columns of the challenges' free values, (K * nfree,); checks that the packs fit the circuit."""
-    if pce.blocks.shape[0] != 1:
-        raise InputError("a PoRep witness program has one block of challenges")
-    t, k, aux_col, aux_per = (int(pce.blocks[0, j]) for j in (0, 1, 3, 4))
-    free = program.free_tpl[program.free_tpl_ptr[t]:program.free_tpl_ptr[t + 1]]
+    k, aux_col, aux_per, free = _challenges(pce, program)
     for p in packs:
         if p.inputs.shape != (pce.num_inputs, 4) or p.plain_free.shape != (program.free_plain.shape[0], 4) \
                 or p.block_free.shape != (k, free.shape[0], 4):
