@@ -47,7 +47,7 @@ def gpu_params_spec(proof: str, backend: str, seed: int = 1) -> CircuitSpec:
     (on CUDA kept on the device: a 32GiB partition's are ~47 GB), with toxic waste from `seed`."""
     from cuzk.groth16.setup_device import generate_parameters_on
 
-    base = porep_spec_of(get_proof(proof), progress=True)
+    base = porep_spec_of(get_proof(proof), progress=True, allow_setup=True)
 
     def load():
         circuit = program_witness.compiled(proof, progress=True)
@@ -131,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     c1s = [synthetic_c1(proof.name, prover_id=bytes(range(32)), sector_id=i + 1, ticket=bytes([i + 1]) * 32,
                         seed=b"\x06" * 32, rng=np.random.default_rng(i), progress=False)
            for i in range(args.proofs + 2)]
-    spec = gpu_params_spec(proof.name, args.backend) if args.backend == "cuda" else porep_spec_of(proof, progress=True)
+    spec = gpu_params_spec(proof.name, args.backend) if args.backend == "cuda" else porep_spec_of(proof, progress=True, allow_setup=True)
     config = EngineConfig(gpus=GpuConfig(gpu_workers_per_device=args.gpu_workers),
                           pipeline=PipelineConfig(max_parallel_synthesis=args.synthesis, gpu_queue_depth=args.queue,
                                                   witness_batch=batch, gpu_witness=not args.cpu_witness))

@@ -227,13 +227,13 @@ def test_prove_builds_the_pce_on_first_use_and_says_so(sealed, cache, monkeypatc
 def test_cuzk_prove_runs_on_the_process_wide_engine(sealed, monkeypatch):
     """cuzk.prove hands the C1 to the process-wide engine: the proof verifies, and a second proof in
     the process reuses the resident circuit and parameters (no second load, no setup)."""
-    from cuzk.engine.engine import default_engine, porep_spec
+    from cuzk.engine.engine import default_engine, porep_spec_of
 
     first = cuzk.prove(sealed["sector"], sealed["seed"], backend="cpu", progress=False)
     assert len(first) == 192 and cuzk.verify(sealed["sector"], first, sealed["seed"])
     engine = default_engine("cpu")
     assert default_engine("cpu") is engine and len(engine.resident) == 1
-    spec = porep_spec(sealed["c1"])
+    spec = porep_spec_of(sealed["c1"].registered_proof, allow_setup=True)
     resident = engine.preload(spec)
 
     def no_setup(*args, **kwargs):

@@ -37,11 +37,12 @@ def _cuda_backend() -> Backend:
     return _cuda_backend_on(int(cupy().cuda.Device().id))
 
 
-def device_backends(name: str = "auto", devices: Sequence[int] = ()) -> list[Backend]:
+def device_backends(name: str = "auto", devices: Sequence[int] = (), vram_fraction: float | None = None) -> list[Backend]:
     """One backend per compute device: the CPU backend alone for "cpu" (or "auto" without a GPU);
     for CUDA one per device of `devices` (every visible one when empty), each bound to its device and
-    shared per process. Ordinals count the visible devices (CUDA_VISIBLE_DEVICES renumbers them from
-    0); one that is not visible is an InputError."""
+    shared per process, its VRAM budget `vram_fraction` of the memory free at first use unless
+    $CUZK_VRAM_BUDGET sets it (None: the default fraction). Ordinals count the visible devices
+    (CUDA_VISIBLE_DEVICES renumbers them from 0); one that is not visible is an InputError."""
     backend = get_backend(name)
     if backend.name == "cpu":
         return [backend]
@@ -51,7 +52,11 @@ def device_backends(name: str = "auto", devices: Sequence[int] = ()) -> list[Bac
     missing = [int(d) for d in devices if not 0 <= int(d) < count]
     if missing:
         raise InputError(f"no CUDA device {', '.join(map(str, missing))}: {count} visible (ordinals 0 to {count - 1})")
-    return [_cuda_backend_on(int(d)) for d in (devices or range(count))]
+    backends = [_cuda_backend_on(int(d)) for d in (devices or range(count))]
+    if vram_fraction is not None:
+        for be in backends:
+            be.use_vram_fraction(vram_fraction)
+    return backends
 
 
 @functools.cache

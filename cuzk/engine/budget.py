@@ -12,7 +12,8 @@ the Reservation until it is done (shrinking it as parts are freed). Admission is
 request is admitted only when every earlier request still waiting has been admitted (or has timed
 out) and it fits, so a large request is never starved by a stream of small ones, at the price of
 small ones waiting behind it. A request larger than the whole budget fails at once
-(BudgetExceededError); one that finds no room within its timeout fails with BudgetTimeoutError.
+(BudgetExceededError); one that finds no room within its timeout fails with BudgetTimeoutError. An
+evictor (set_evictor) may make room for the request at the head by releasing cached reservations.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import numbers
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -30,6 +32,7 @@ CAP = "memory.host_cap"
 CGROUP_V2 = "cgroup v2 memory.max"
 CGROUP_V1 = "cgroup v1 memory.limit_in_bytes"
 MEMTOTAL = "MemTotal"
+EVICT_RETRY_S = 1.0  # how often a request short of room asks the evictor again
 V1_UNLIMITED = 1 << 62  # cgroup v1 writes "no limit" as a huge number (9223372036854771712 on 4 KiB pages)
 
 
@@ -193,6 +196,7 @@ class MemoryBudget:
         self._held: dict[int, Reservation] = {}  # id -> live reservation, oldest first
         self._waiting: deque[_Waiter] = deque()  # oldest first; only the head may be admitted
         self._cond = threading.Condition()
+        self._evictor: Callable[[int], int] | None = None
 
     @classmethod
     def for_host(cls, limit: HostLimit, margin: int) -> MemoryBudget:
@@ -226,20 +230,39 @@ class MemoryBudget:
         if nbytes > self.total:
             raise BudgetExceededError(self.name, what, nbytes, self.total, self.source)
         me = _Waiter(what, nbytes, time.monotonic())
+        deadline = None if timeout is None else me.since + timeout
         with self._cond:
             self._waiting.append(me)
-            try:
-                if not self._cond.wait_for(
-                        lambda: self._waiting[0] is me and self._used + nbytes <= self.total, timeout):
-                    raise BudgetTimeoutError(self.name, what, nbytes, self.total - self._used, self.total,
-                                             time.monotonic() - me.since, self._waiting.index(me))
-                self._used += nbytes
-                reservation = Reservation(self, what, nbytes)
-                self._held[id(reservation)] = reservation
-                return reservation
-            finally:
+        try:
+            while True:
+                with self._cond:
+                    short = None if self._waiting[0] is not me else max(0, self._used + nbytes - self.total)
+                    if short == 0:
+                        self._used += nbytes
+                        reservation = Reservation(self, what, nbytes)
+                        self._held[id(reservation)] = reservation
+                        return reservation
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        raise BudgetTimeoutError(self.name, what, nbytes, self.total - self._used, self.total,
+                                                 time.monotonic() - me.since, self._waiting.index(me))
+                    if short is None or self._evictor is None:
+                        self._cond.wait(left)
+                        continue
+                if self._evictor(short) == 0:  # outside the lock: evicting releases reservations
+                    with self._cond:
+                        self._cond.wait(EVICT_RETRY_S if left is None else min(left, EVICT_RETRY_S))
+        finally:
+            with self._cond:
                 self._waiting.remove(me)
                 self._cond.notify_all()
+
+    def set_evictor(self, evictor: Callable[[int], int] | None) -> None:
+        """Let `evictor(short)` make room: called, outside the ledger's lock, while the request at the
+        head of the queue lacks `short` bytes; it releases what reservations it can (e.g. idle cached
+        circuits) and returns the bytes freed. While it frees nothing it is asked again every
+        EVICT_RETRY_S seconds (what it may evict changes with time)."""
+        self._evictor = evictor
 
     def _give_back(self, reservation: Reservation, keep: int) -> None:
         with self._cond:

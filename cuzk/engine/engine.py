@@ -83,7 +83,7 @@ from cuzk.backend import Backend, device_backends, get_backend
 from cuzk.engine.budget import MemoryBudget, Reservation, host_limit
 from cuzk.engine.config import CONFIG_ENV, EngineConfig, PipelineConfig, resolve
 from cuzk.errors import (BudgetError, CuzkError, InputError, ProofVerificationError, SynthesisError,
-                         UnsatisfiedConstraintError)
+                         UnsatisfiedConstraintError, format_size)
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import AnyCircuit, CompiledCircuit, Proof
 from cuzk.groth16.keys import PARAMS_VECTORS, Parameters
@@ -91,7 +91,7 @@ from cuzk.porep import pce_cache, program_witness
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.registry import RegisteredProof
 from cuzk.porep.graph import SdrGraph
-from cuzk.porep.params_cache import LoadedParams, load_or_generate, porep_stem
+from cuzk.porep.params_cache import LoadedParams, find_params, load_or_generate, porep_stem
 from cuzk.porep.public_inputs import partition_public_inputs
 from cuzk.util.arrays import on_device, to_host
 from cuzk.util.atomic import atomic_write
@@ -99,6 +99,8 @@ from cuzk.util.atomic import atomic_write
 log = logging.getLogger("cuzk.engine")
 SYNTHESIS_GUESS_FACTOR = 8
 SETTLE_MIN_BYTES = 1 << 20  # engine process growth below this is not worth a reservation
+LOADER_THREADS = 2  # circuits loading at once
+PARAMS_ENV = "FIL_PROOFS_PARAMETER_CACHE"
 
 
 class Priority(IntEnum):
@@ -138,6 +140,7 @@ class Resident:
     last_used: float = field(default_factory=time.monotonic)
     gpu_bytes: int = 0
     device: int | None = None
+    jobs: int = 0  # unfinished jobs of this circuit (an idle circuit, 0, may be evicted for room)
 
 
 def resident_bytes(circuit: AnyCircuit, params: LoadedParams) -> int:
@@ -206,6 +209,8 @@ class Job:
         self.timings: dict[str, float] = {}
         self._future: Future = Future()
         self._lock = threading.Lock()
+        self._admitted = False
+        self._on_admitted: list[Callable[[Job], None]] = []
 
     @property
     def done(self) -> bool:
@@ -221,6 +226,28 @@ class Job:
     def add_done_callback(self, fn: Callable[[Job], None]) -> None:
         """Call fn(job) once the job has finished (at once when it has), in the finishing thread."""
         self._future.add_done_callback(lambda _: fn(self))
+
+    @property
+    def admitted(self) -> bool:
+        """Whether one of its partitions has been admitted (holds a slot and its host RAM)."""
+        return self._admitted
+
+    def add_admitted_callback(self, fn: Callable[[Job], None]) -> None:
+        """Call fn(job) once, when its first partition is admitted (at once when it has been), in the
+        admitting thread: before that partition is synthesized, so before the job can end by a proof."""
+        with self._lock:
+            if not self._admitted:
+                self._on_admitted.append(fn)
+                return
+        fn(self)
+
+    def _admit(self) -> None:
+        with self._lock:
+            if self._admitted:
+                return
+            self._admitted, callbacks, self._on_admitted = True, self._on_admitted, []
+        for fn in callbacks:
+            fn(self)
 
     def error(self) -> BaseException | None:
         """The job's error once it has finished (None for a proof)."""
@@ -259,7 +286,7 @@ class _Item:
     witness: np.ndarray | None = field(default=None, compare=False)
     local: int = field(default=0, compare=False)  # of its reservation, the bytes in the engine process
     ended: threading.Event = field(default_factory=threading.Event, compare=False)
-    res: Resident | None = field(default=None, compare=False)  # its circuit, set as it enters the GPU queue
+    res: Resident | None = field(default=None, compare=False)  # its circuit, resident when the item is queued
 
 
 @dataclass(eq=False)
@@ -292,9 +319,13 @@ class Engine:
                  timeline: str | Path | None = None, budget: MemoryBudget | None = None) -> None:
         self.config = config or EngineConfig.default()
         pipe, mem = self.config.pipeline, self.config.memory
+        _use_param_cache(self.config.srs.param_cache)
+        if self.config.gpus.gpu_threads:
+            _numba_threads(self.config.gpus.gpu_threads)
         self.budget = budget or MemoryBudget.for_host(host_limit(mem.host_cap), mem.host_margin)
         self._baselines = [self.budget.reserve(_rss(), "the engine process", mem.admission_timeout_s)]
         self._engine_bytes = self._baselines[0].bytes  # reserved for the engine process itself
+        self.budget.set_evictor(self._evict_idle)
         self._in_flight = [0, 0]  # items holding reservations, and their engine-process bytes (Item.local)
         self._synthesizing = 0  # items handed to the synthesis pool and not yet back (stats)
         self._admitting: _Item | None = None  # the item the dispatcher took, until it is synthesizing (stats)
@@ -303,11 +334,14 @@ class Engine:
         self._on_gpus = all(d.backend.name == "cuda" for d in self._devices)
         self._host_backend = get_backend("cpu")  # expands witnesses with pipeline.gpu_witness off
         self._resident: dict[str, Resident] = {}
-        self._resident_lock = threading.Lock()
+        self._loading: dict[str, Future] = {}  # circuit key -> its load in progress (a Future of its Resident)
+        self._resident_lock = threading.Lock()  # guards both; never held while loading or reserving
+        self._loader = ThreadPoolExecutor(LOADER_THREADS, thread_name_prefix="cuzk-load")
+        self._awaiting_load = 0  # items of submitted jobs whose circuit is still loading (stats)
         self._pending: list[_Item] = []
         self._gpu_queue: list[_Item] = []
         self._cond = threading.Condition()
-        self._slots = threading.Semaphore(pipe.max_parallel_synthesis + pipe.gpu_queue_depth)
+        self._slots = threading.Semaphore(pipe.max_parallel_synthesis + pipe.gpu_queue_depth if pipe.enabled else 1)
         self._seq = itertools.count()
         self._job_ids = itertools.count(1)
         self._closed = False
@@ -327,7 +361,8 @@ class Engine:
     def _make_devices(self, backend: str | Sequence[Backend]) -> list[_Device]:
         """A device per backend (named cuda:<ordinal>, or <backend name>:<position> for a host backend),
         gpus.gpu_workers_per_device workers each (its backend shared by them)."""
-        backends = device_backends(backend, self.config.gpus.devices) if isinstance(backend, str) else list(backend)
+        backends = device_backends(backend, self.config.gpus.devices, self.config.memory.vram_fraction) \
+            if isinstance(backend, str) else list(backend)
         names = [f"cuda:{be.device}" if be.name == "cuda" else f"{be.name}:{i}" for i, be in enumerate(backends)]
         if not backends or len(set(names)) < len(names) or len({id(be) for be in backends}) < len(backends):
             raise InputError(f"an engine needs one backend of its own per device, got {names}")
@@ -335,21 +370,46 @@ class Engine:
 
     # ---- circuits ------------------------------------------------------------------------------
     def preload(self, spec: CircuitSpec) -> Resident:
-        """The circuit of `spec`, loaded (PCE, parameters) unless resident already."""
+        """The circuit of `spec`, loaded (PCE, parameters) unless resident already; waits for the load."""
+        return self._load(spec).result()
+
+    def _load(self, spec: CircuitSpec) -> Future:
+        """A Future of spec's Resident: done at once when resident, else the one load in progress for
+        its key (started here when none is). The load runs on a loader thread, outside every lock of the
+        engine, so a circuit that takes a minute to become resident stalls no other work."""
         with self._resident_lock:
-            if spec.key not in self._resident:
-                t = time.perf_counter()
-                circuit, params = spec.load()
-                held = self.budget.reserve(resident_bytes(circuit, params), f"circuit {spec.key} resident",
-                                           self.config.memory.admission_timeout_s)
-                self._resident[spec.key] = Resident(spec.key, circuit, params,
-                                                    groth16.prepare_verifying_key(params.vk), held,
-                                                    read_calibration(spec), gpu_bytes=device_bytes(circuit, params),
-                                                    device=params_device(params))
-                log.info("engine: circuit %s resident in %.1f s", spec.key, time.perf_counter() - t)
-            res = self._resident[spec.key]
-            res.last_used = time.monotonic()
+            res = self._resident.get(spec.key)
+            if res is not None:
+                res.last_used = time.monotonic()
+                done: Future = Future()
+                done.set_result(res)
+                return done
+            loading = self._loading.get(spec.key)
+            if loading is None:
+                loading = self._loading[spec.key] = self._loader.submit(self._make_resident, spec)
+            return loading
+
+    def _make_resident(self, spec: CircuitSpec) -> Resident:
+        """Load spec's circuit and reserve its host bytes (on a loader thread; see _load)."""
+        try:
+            t = time.perf_counter()
+            circuit, params = spec.load()
+            held = self.budget.reserve(resident_bytes(circuit, params), f"circuit {spec.key} resident",
+                                       self.config.memory.admission_timeout_s)
+            res = Resident(spec.key, circuit, params, groth16.prepare_verifying_key(params.vk), held,
+                           read_calibration(spec), gpu_bytes=device_bytes(circuit, params),
+                           device=params_device(params))
+            with self._resident_lock:
+                if not self._closed:
+                    self._resident[spec.key] = res
+            if self._closed:
+                held.release()
+                raise InputError("the engine is closed")
+            log.info("engine: circuit %s resident in %.1f s", spec.key, time.perf_counter() - t)
             return res
+        finally:
+            with self._resident_lock:
+                self._loading.pop(spec.key, None)
 
     def warm(self, spec: CircuitSpec, rehearse: bool | None = None) -> Resident:
         """preload(spec), then on each GPU that proves it what its first proof would make: the MSM
@@ -397,15 +457,38 @@ class Engine:
         log.info("engine: rehearsed a proof of %s on %s in %.1f s", res.key, dev.name, time.perf_counter() - t)
 
     def evict(self, key: str) -> bool:
-        """Drop a resident circuit (its parameters and their GPU tables go with it)."""
+        """Drop a resident circuit (its parameters and their GPU tables go with it, once the items that
+        hold it have ended)."""
         with self._resident_lock:
             res = self._resident.pop(key, None)
+        if res is not None:
+            self._dropped(res)
+        return res is not None
+
+    def _dropped(self, res: Resident) -> None:
         with self._cond:
             for dev in self._devices:
-                dev.circuits.discard(key)
-        if res is not None:
-            res.reservation.release()
-        return res is not None
+                dev.circuits.discard(res.key)
+        res.reservation.release()
+
+    def _evict_idle(self, short: int) -> int:
+        """The host budget's evictor: evict resident circuits idle at least memory.eviction_min_idle (no
+        unfinished job, unused that long), least recently used first, until `short` bytes are free;
+        the bytes freed."""
+        cutoff = time.monotonic() - self.config.memory.eviction_min_idle_s
+        freed = 0
+        while freed < short:
+            with self._resident_lock:
+                idle = [r for r in self._resident.values() if r.jobs == 0 and r.last_used <= cutoff]
+                res = min(idle, key=lambda r: r.last_used, default=None)
+                if res is None:
+                    break
+                del self._resident[res.key]
+            freed += res.reservation.bytes
+            log.info("engine: evicted circuit %s, unused for %.0f s, to free %s of host RAM", res.key,
+                     time.monotonic() - res.last_used, format_size(res.reservation.bytes))
+            self._dropped(res)
+        return freed
 
     @property
     def held(self) -> int:
@@ -418,6 +501,12 @@ class Engine:
     def resident(self) -> list[str]:
         with self._resident_lock:
             return list(self._resident)
+
+    @property
+    def loading(self) -> list[str]:
+        """The circuits loading now."""
+        with self._resident_lock:
+            return list(self._loading)
 
     # ---- devices -------------------------------------------------------------------------------
     @property
@@ -469,7 +558,9 @@ class Engine:
     # ---- jobs ----------------------------------------------------------------------------------
     def submit(self, spec: CircuitSpec, tasks: Sequence[Task], priority: Priority = Priority.POREP,
                job_id: str | None = None) -> Job:
-        """Queue a proof of len(tasks) partitions of the circuit `spec`."""
+        """Queue a proof of len(tasks) partitions of the circuit `spec`, at once: the circuit loads in
+        the background unless resident (_load), its items enter the queue when it is, and a failed
+        load fails the job."""
         if self._closed:
             raise InputError("the engine is closed")
         if not tasks:
@@ -477,27 +568,51 @@ class Engine:
         with self._cond:
             if all(d.fault is not None for d in self._devices):
                 raise DeviceFaultError("no healthy device is left", self._faults())
-        self.preload(spec)
         job = Job(job_id or f"job-{next(self._job_ids)}", spec, tasks, Priority(priority))
         with self._cond:
-            for k in range(len(tasks)):
-                heapq.heappush(self._pending, _Item(int(priority), next(self._seq), job, k))
-                self._event(job, k, "queued")
-            self._cond.notify_all()
+            self._awaiting_load += len(tasks)
+        self._load(spec).add_done_callback(lambda loaded: self._queue(job, loaded))
         return job
 
+    def _queue(self, job: Job, loaded: Future) -> None:
+        """Put a submitted job's items in the pending heap once its circuit is resident (`loaded`, on
+        the loader thread or at once), or fail the job with the load's error."""
+        with self._cond:
+            self._awaiting_load -= len(job.tasks)
+        error = None if loaded.cancelled() else loaded.exception()
+        if error is not None or self._closed or loaded.cancelled():
+            job._finish(error=error or JobCancelledError(f"job {job.id} was cancelled: the engine closed"))
+            return
+        res: Resident = loaded.result()
+        with self._resident_lock:
+            res.jobs += 1
+        job.add_done_callback(lambda _: self._job_ended(res))
+        with self._cond:
+            for k in range(len(job.tasks)):
+                heapq.heappush(self._pending, _Item(int(job.priority), next(self._seq), job, k, res=res))
+                self._event(job, k, "queued")
+            self._cond.notify_all()
+
+    def _job_ended(self, res: Resident) -> None:
+        with self._resident_lock:
+            res.jobs -= 1
+            res.last_used = time.monotonic()
+
     def submit_porep(self, c1: C1Output, priority: Priority = Priority.POREP, job_id: str | None = None,
-                     ids: tuple[bytes, int] | None = None, progress: bool = False) -> Job:
+                     ids: tuple[bytes, int] | None = None, progress: bool = False,
+                     allow_setup: bool | None = None) -> Job:
         """Queue the PoRep (C2) proof of a C1 output; its vanilla proofs are checked first. `progress`:
-        say on stderr when the circuit's PCE or parameters are built (once per circuit shape)."""
+        say on stderr when the circuit's PCE or parameters are built (once per circuit shape).
+        `allow_setup`: whether cuzk's own parameters may stand in for missing official ones (None:
+        srs.allow_setup); without, such a job fails with OfficialParamsMissingError."""
         c1.verify(*(ids or (None, None)))
         config, graph = c1.config, SdrGraph.for_config(c1.config)
         inputs = [tuple(partition_public_inputs(config, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, k, graph))
                   for k in range(config.partitions)]
         tasks = [Task(_PorepWitness(c1.registered_proof.name, c1.replica_id, c1.comm_d, c1.comm_r, c1.vanilla_proofs[k],
                                     inputs[k]), list(inputs[k])) for k in range(config.partitions)]
-        spec = porep_spec(c1, progress)
-        return self.submit(spec, tasks, priority, job_id)
+        allow = self.config.srs.allow_setup if allow_setup is None else allow_setup
+        return self.submit(porep_spec_of(c1.registered_proof, progress, allow), tasks, priority, job_id)
 
     def close(self) -> None:
         """Stop taking jobs, cancel what is queued, wait for the workers (items already synthesizing
@@ -508,6 +623,7 @@ class Engine:
                 if item is not None:
                     item.job.cancel()
             self._cond.notify_all()
+        self._loader.shutdown(wait=False, cancel_futures=True)  # a load under way finds the engine closed
         for t in self._threads:
             t.join()
         self._finisher.shutdown(wait=True)
@@ -516,6 +632,7 @@ class Engine:
             self.evict(key)
         for r in self._baselines:
             r.release()
+        self.budget.set_evictor(None)
 
     def __enter__(self) -> Engine:
         return self
@@ -551,7 +668,7 @@ class Engine:
             if not self._workers_counted:
                 self._count_workers()
             self._slots.acquire()
-            res = self.preload(item.job.spec)
+            res = item.res
             first = res.synthesis_bytes is None
             self._settle()
             try:
@@ -569,12 +686,13 @@ class Engine:
                 self._release(item)
                 continue
             item.job.partition_state[item.k] = "synthesis"
+            item.job._admit()
             self._event(item.job, item.k, "admitted")
             with self._cond:
                 self._admitting = None
                 self._synthesizing += 1
             future = self._pool.submit(_measured, item.job.tasks[item.k].synthesize)
-            future.add_done_callback(lambda f, item=item, res=res: self._synthesized(item, res, f))
+            future.add_done_callback(lambda f, item=item: self._synthesized(item, f))
             if first:  # the circuit's first item runs alone, through its proof: its measurements
                 item.ended.wait()  # (synthesis growth here, engine growth by _settle) size the next ones
 
@@ -614,15 +732,15 @@ class Engine:
             self._baselines.append(self.budget.reserve(rss, f"resource tracker process {tracker}", timeout))
         self._workers_counted = True
 
-    def _synthesized(self, item: _Item, res: Resident, future: Future) -> None:
+    def _synthesized(self, item: _Item, future: Future) -> None:
         try:
-            self._take_synthesized(item, res, future)
+            self._take_synthesized(item, future)
         finally:  # after the item is queued or released: a closing engine's GPU workers wait for it
             with self._cond:
                 self._synthesizing -= 1
                 self._cond.notify_all()
 
-    def _take_synthesized(self, item: _Item, res: Resident, future: Future) -> None:
+    def _take_synthesized(self, item: _Item, future: Future) -> None:
         if item.job.done:
             return self._release(item)
         try:
@@ -633,10 +751,10 @@ class Engine:
             return self._release(item)
         self._event(item.job, item.k, "synthesis_start", start)
         self._event(item.job, item.k, "synthesis_end", end)
+        res = item.res
         if res.synthesis_bytes is None or grown > res.synthesis_bytes:
             res.synthesis_bytes = grown
             write_calibration(item.job.spec, grown)
-        item.res = res
         self._enqueue(item)
 
     def _enqueue(self, item: _Item) -> None:
@@ -673,7 +791,7 @@ class Engine:
         if head.job.done or not _packed(head):
             return []
         free = _device_free(dev.backend)  # a device query and maybe a circuit's load: outside the lock
-        cap = _batch_cap(self.config, self.preload(head.job.spec).circuit, free)
+        cap = _batch_cap(self.config, head.res.circuit, free)
         with self._cond:
             return _batch(self._gpu_queue, head, min(cap, _share(self._devices, dev, head, self._gpu_queue)) - 1)
 
@@ -690,7 +808,7 @@ class Engine:
             try:
                 with _current(dev.backend):
                     if not head.job.done:
-                        self._reserve_for(dev, self.preload(head.job.spec).circuit)
+                        self._reserve_for(dev, head.res.circuit)
                     batch += self._batchmates(head, dev)
                     self._run(batch, dev, back)
             except BaseException as e:  # noqa: BLE001 - outside any one item's proof: the batch's jobs carry it
@@ -771,7 +889,7 @@ class Engine:
         fails (e.g. SynthesisError: one partition's inputs are inconsistent), each item is expanded
         alone, so that only a failing item gets its error, in place of its witness; a device fault
         is raised."""
-        res = self.preload(batch[0].job.spec)
+        res = batch[0].res
         if len(batch) > 1:
             try:
                 return self._expand_timed(res, batch, backend)
@@ -819,8 +937,7 @@ class Engine:
     def _prove(self, item: _Item, w: Any, dev: _Device) -> None:
         """Check the full witness `w`'s public inputs and prove on `dev` (checking a.b = c); the proof
         goes to the finisher (_verified)."""
-        job, k = item.job, item.k
-        res = self.preload(job.spec)
+        job, k, res = item.job, item.k, item.res
         x = list(job.tasks[k].inputs)
         if Fr.to_ints(to_host(w[1:res.circuit.num_inputs])) != x:
             raise InputError(f"{job.id} partition {k}: the witness's public inputs differ from the expected ones")
@@ -868,20 +985,22 @@ class Engine:
 
             synthesis_workers  {"configured": processes, "busy": those synthesizing an item}
             gpu_workers        {"configured", "busy"}: worker threads of every device, those holding an item
-            queue              {"pending": items waiting for admission (a slot, their RAM), "synthesis":
+            queue              {"loading": items of jobs whose circuit is still loading, "pending":
+                               items waiting for admission (a slot, their RAM), "synthesis":
                                admitted items waiting for a synthesis process, "gpu": synthesized items
                                waiting for a GPU worker}
             host               {"total_bytes", "reserved_bytes"}: the host RAM budget
             devices            per device what `devices` gives; a CUDA one also "name", "vram_total_bytes",
                                "vram_used_bytes" (memGetInfo: every process's use) and
                                "vram_reserved_bytes" (the tables its backend holds under its budget)
-            resident           the resident circuits' keys
+            resident           the resident circuits' keys; loading: those loading now
         Workers and queues are read in one hold of the engine's lock; memory is read after it."""
         configured = self.config.pipeline.max_parallel_synthesis
         with self._cond:
             synthesizing = self._synthesizing
             pending = sum(not item.job.done for item in self._pending + [self._admitting] if item is not None)
             gpu = sum(not item.job.done for item in self._gpu_queue)
+            loading = self._awaiting_load
             devices = self.devices
         for dev, out in zip(self._devices, devices):
             if dev.backend.name == "cuda":
@@ -894,9 +1013,10 @@ class Engine:
         return {"synthesis_workers": {"configured": configured, "busy": min(synthesizing, configured)},
                 "gpu_workers": {"configured": sum(d["workers"] for d in devices),
                                 "busy": sum(d["busy"] for d in devices)},
-                "queue": {"pending": pending, "synthesis": max(synthesizing - configured, 0), "gpu": gpu},
+                "queue": {"loading": loading, "pending": pending, "synthesis": max(synthesizing - configured, 0),
+                          "gpu": gpu},
                 "host": {"total_bytes": self.budget.total, "reserved_bytes": self.budget.used},
-                "devices": devices, "resident": self.resident}
+                "devices": devices, "resident": self.resident, "loading": self.loading}
 
 
 def synthesis_threads(pipe: PipelineConfig) -> int:
@@ -910,14 +1030,31 @@ def synthesis_threads(pipe: PipelineConfig) -> int:
     return max(1, len(os.sched_getaffinity(0)) // pipe.max_parallel_synthesis)
 
 
+def _numba_threads(n: int) -> None:
+    """numba's parallel loops in this process use n threads (at most the pool numba started with)."""
+    import numba
+
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+
+
+def _use_param_cache(directory: Path | None) -> None:
+    """srs.param_cache: the directory of the parameters and of cuzk's compiled circuits for this
+    process and its synthesis processes, set as $FIL_PROOFS_PARAMETER_CACHE (as curio's daemon does,
+    it wins over the variable's own value). None leaves the environment as it is."""
+    if directory is None:
+        return
+    before = os.environ.get(PARAMS_ENV)
+    if before and Path(before) != directory:
+        log.warning("engine: srs.param_cache %s replaces $%s=%s", directory, PARAMS_ENV, before)
+    os.environ[PARAMS_ENV] = str(directory)
+
+
 def _start_synthesis_process(parent: int, threads: int) -> None:
     """A synthesis process's initializer: numba's parallel loops use `threads` threads, and the process
     exits once the engine process `parent` is gone (checked every second). A SIGKILLed engine's pool
     workers would otherwise wait forever on a pipe they hold both ends of, and a restarted daemon
     would find them still holding memory."""
-    import numba
-
-    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    _numba_threads(threads)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -1118,18 +1255,17 @@ def default_engine(backend: str = "auto") -> Engine:
 
 
 # ---- PoRep adapters (picklable: they cross into the synthesis processes) --------------------------
-def porep_spec(c1: C1Output, progress: bool = False) -> CircuitSpec:
-    """The resident-circuit spec of a C1's partition circuit: its PCE with its witness program and its
-    parameters, vectors kept (built on first use, saying so when `progress`)."""
-    return porep_spec_of(c1.registered_proof, progress)
-
-
-def porep_spec_of(proof: RegisteredProof, progress: bool = False) -> CircuitSpec:
-    """porep_spec for a registered seal proof."""
+def porep_spec_of(proof: RegisteredProof, progress: bool = False, allow_setup: bool = False) -> CircuitSpec:
+    """The resident-circuit spec of a registered seal proof's partition circuit: its PCE with its
+    witness program (built on first use) and its parameters, vectors kept: the official ones, or with
+    `allow_setup` cuzk's own (params_cache.load_or_generate); saying so on stderr when `progress`."""
 
     def load() -> tuple[AnyCircuit, LoadedParams]:
+        stem = porep_stem(proof.sector_size)
+        if not allow_setup:
+            find_params(stem, allow_own=False)  # a missing file fails before the circuit is built
         circuit = program_witness.compiled(proof.name, progress)
-        return circuit, load_or_generate(porep_stem(proof.sector_size), circuit, progress=progress, keep=True)
+        return circuit, load_or_generate(stem, circuit, allow_setup=allow_setup, progress=progress, keep=True)
 
     ident = pce_cache.identity(proof.name)
     path = pce_cache.path_of(proof.name)

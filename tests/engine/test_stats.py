@@ -10,7 +10,7 @@ from cuzk.engine import MemoryBudget
 from cuzk.engine.engine import Engine
 from engine.test_engine import config, spec, tasks  # tests/ is on the path
 
-IDLE_QUEUE = {"pending": 0, "synthesis": 0, "gpu": 0}
+IDLE_QUEUE = {"loading": 0, "pending": 0, "synthesis": 0, "gpu": 0}
 
 
 def wait_for(engine: Engine, ok, timeout: float = 20) -> dict | None:

@@ -19,7 +19,7 @@ from cuzk.backend.cuda import setup as setup_cuda
 from cuzk.backend.cuda import spmv
 from cuzk.backend.cuda import witness as witness_cuda
 from cuzk.backend.cuda.device import cupy
-from cuzk.backend.cuda.memory import Residency, Stager, VramBudget, resolve_budget
+from cuzk.backend.cuda.memory import DEFAULT_FRACTION, Residency, Stager, VramBudget, resolve_budget
 from cuzk.backend.cuda.msm import MsmInputError, MsmPlan, PreparedBases
 from cuzk.errors import VramBudgetError
 from cuzk.util.arrays import on_device
@@ -55,6 +55,7 @@ class CudaBackend:
         self._device = device
         self._vram_budget = vram_budget
         self._budget: VramBudget | None = None
+        self._vram_fraction = DEFAULT_FRACTION
         self.residency = Residency()
         self._stager = Stager()
         self.last_msm_plan: MsmPlan | None = None
@@ -75,8 +76,17 @@ class CudaBackend:
     def budget(self) -> VramBudget:
         """This device's VRAM budget, resolved at first use."""
         if self._budget is None:
-            self._budget = resolve_budget(self._vram_budget, self.device, lambda: cuda_device.free_bytes(self.device))
+            self._budget = resolve_budget(self._vram_budget, self.device, lambda: cuda_device.free_bytes(self.device),
+                                          self._vram_fraction)
         return self._budget
+
+    def use_vram_fraction(self, fraction: float) -> None:
+        """Size the budget, when neither an explicit one nor $CUZK_VRAM_BUDGET is set, as `fraction`
+        of the memory free at first use (memory.vram_fraction). A budget already in use stays."""
+        if self._budget is not None and fraction != self._vram_fraction:
+            log.warning("cuda:%d: the VRAM budget is in use (%s); memory.vram_fraction %g applies from the "
+                        "next process", self.device, self._budget.source, fraction)
+        self._vram_fraction = fraction
 
     def _on_device(self):
         return cupy().cuda.Device(self.device)

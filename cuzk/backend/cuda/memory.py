@@ -40,17 +40,18 @@ class VramBudget:
     source: str
 
 
-def resolve_budget(explicit: int | str | None, device: int, free: Callable[[], int]) -> VramBudget:
+def resolve_budget(explicit: int | str | None, device: int, free: Callable[[], int],
+                   fraction: float = DEFAULT_FRACTION) -> VramBudget:
     """The budget of `device`: `explicit` (a CudaBackend argument), else $CUZK_VRAM_BUDGET, else
-    DEFAULT_FRACTION of free() (bytes free on the device now)."""
+    `fraction` (memory.vram_fraction; DEFAULT_FRACTION) of free() (bytes free on the device now)."""
     if explicit is not None:
         return VramBudget(parse_bytes(explicit, what=_WHAT), f"CudaBackend(vram_budget={explicit!r})")
     env = os.environ.get(ENV, "").strip()
     if env:
         return VramBudget(parse_bytes(env, what=_WHAT), f"{ENV}={env}")
     available = free()
-    return VramBudget(int(available * DEFAULT_FRACTION),
-                      f"the default, {DEFAULT_FRACTION:.0%} of the {available / GIB:.2f} GiB free on device "
+    return VramBudget(int(available * fraction),
+                      f"memory.vram_fraction {fraction:g} of the {available / GIB:.2f} GiB free on device "
                       f"{device} at first use")
 
 
