@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -38,6 +39,23 @@ EPILOG = """exit status:
   130  interrupted (Ctrl-C)
 """
 PROOF_MAX_BYTES, VK_MAX_BYTES = 1 << 20, 1 << 24  # a proof is 192 bytes per partition (126 at most)
+
+
+RESULTS_TTL_H = (0.01, 87660)  # 36 seconds to 10 years (the expiry runs every tenth of it)
+SELFTEST_LOG_N = (2, 12)  # the smallest example that holds the edge scalars; the naive DFT is quadratic
+
+
+def _number_in(kind: type[int] | type[float], low: float, high: float) -> Callable[[str], int | float]:
+    """An argparse type: an int (or a float) from `low` to `high`."""
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'an integer' if kind is int else 'a number'}: {quote(text)}") from None
+        if not low <= value <= high:  # NaN fails too
+            raise argparse.ArgumentTypeError(f"must be from {low:g} to {high:g}, got {value:g}")
+        return value
+    return parse
 
 
 def _selftest(args: argparse.Namespace) -> int:
@@ -396,10 +414,15 @@ def _add_pce_commands(sub) -> None:
 # ---------------------------------------------------------------- engine: config show, timeline
 
 def _config_show(args: argparse.Namespace) -> int:
-    from cuzk.engine.config import resolve
+    """Every key with its effective value and where it came from; curio's keys that are no fields of
+    cuzk's as comments saying what they do in cuzk."""
+    from cuzk.engine.config import CURIO_KEYS, resolve
 
     config, sources = resolve(args.config)
     for dotted, source in sources.items():
+        if dotted in CURIO_KEYS:
+            print(f"# {dotted}  # {source}; curio's key: {CURIO_KEYS[dotted]}")
+            continue
         table, key = dotted.split(".")
         value = getattr(getattr(config, table), key)
         line = (f"# {dotted} (not set)" if value is None
@@ -439,7 +462,7 @@ def _daemon(args: argparse.Namespace) -> int:
 
     return run(DaemonOptions(args.listen, Path(args.state_dir), args.config, args.backend,
                              Path(args.log_file) if args.log_file else None, args.status_listen,
-                             args.results_ttl * 3600, tuple(args.preload)))
+                             args.results_ttl * 3600, tuple(args.preload), args.allow_setup, args.log_level))
 
 
 def _supervise(args: argparse.Namespace) -> int:
@@ -515,18 +538,30 @@ def _add_service_commands(sub) -> None:
     sp.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND ... (e.g. -- cuzk daemon --state-dir D)")
     sp.set_defaults(run=_supervise)
 
+    from cuzk.service.run import DEFAULT_CONFIG, DEFAULT_STATE_DIR
+
     dp = sub.add_parser("daemon", help="serve cuzk.v1.ProvingEngine (curio's cuzk daemon's gRPC contract) with a "
                                        "durable job journal")
-    dp.add_argument("--listen", default="unix:///run/curio/cuzk.sock",
-                    help="unix:///path or host:port (default unix:///run/curio/cuzk.sock)")
-    dp.add_argument("--state-dir", required=True, help="journal, lock and log directory (one daemon per directory)")
-    dp.add_argument("--config", metavar="FILE", help="engine configuration TOML (see cuzk.example.toml)")
+    dp.add_argument("-c", "--config", metavar="FILE",
+                    help=f"configuration TOML (see cuzk.example.toml; default {DEFAULT_CONFIG} when it exists, "
+                         "else the defaults)")
+    dp.add_argument("-l", "--listen", metavar="ADDRESS",
+                    help="unix:///path or host:port (default: daemon.listen, unix:///run/curio/cuzk.sock)")
+    dp.add_argument("--status-listen", metavar="HOST:PORT",
+                    help="serve GET /status, /metrics, /healthz, /readyz on this port (default: daemon.status_listen, "
+                         "off)")
+    dp.add_argument("--log-level", metavar="LEVEL",
+                    help="trace, debug, info, warn, warning or error (default: logging.level, info)")
+    dp.add_argument("--allow-setup", action="store_true",
+                    help="run a Groth16 setup for a circuit without official parameters (srs.allow_setup; tests and "
+                         "private networks only)")
+    dp.add_argument("--state-dir", default=str(DEFAULT_STATE_DIR),
+                    help=f"journal, lock and log directory, one daemon per directory (default {DEFAULT_STATE_DIR})")
     dp.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
     dp.add_argument("--log-file", help="the log file (default <state-dir>/daemon.log)")
-    dp.add_argument("--status-listen", metavar="HOST:PORT",
-                    help="serve GET /status, /metrics, /healthz, /readyz on this port (off by default)")
-    dp.add_argument("--results-ttl", type=float, default=168.0, metavar="HOURS",
-                    help="keep finished jobs' results this long (default 168 = 7 days)")
+    dp.add_argument("--results-ttl", type=_number_in(float, *RESULTS_TTL_H), default=168.0, metavar="HOURS",
+                    help=f"keep finished jobs' results this long, {RESULTS_TTL_H[0]} to {RESULTS_TTL_H[1]} (10 years; "
+                         "default 168 = 7 days)")
     dp.add_argument("--preload", action="append", default=[], metavar="CIRCUIT",
                     help="load this circuit's parameters before ready (porep-2k, porep-8m, porep-512m, porep-32g, "
                          "porep-64g; repeatable); missing or unreadable files: exit 7")
@@ -581,7 +616,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     st = sub.add_parser("selftest", help="check MSM and NTT on a small example against references")
     st.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
-    st.add_argument("--log-n", type=int, default=8, help="log2 of the example size (default 8)")
+    st.add_argument("--log-n", type=_number_in(int, *SELFTEST_LOG_N), default=8,
+                    help=f"log2 of the example size, {SELFTEST_LOG_N[0]} to {SELFTEST_LOG_N[1]} (default 8; the "
+                         "references' time grows with its square)")
     st.set_defaults(run=_selftest)
     _add_porep_commands(sub)
     _add_gpu_commands(sub)

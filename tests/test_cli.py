@@ -29,31 +29,61 @@ def test_unknown_backend_is_rejected(capsys):
     assert exit_info.value.code == 2
 
 
+@pytest.mark.parametrize("value, message", [
+    ("-3", "must be from 2 to 12, got -3"), ("0", "must be from 2 to 12, got 0"), ("1", "must be from 2 to 12, got 1"),
+    ("13", "must be from 2 to 12, got 13"), ("9" * 5000, "not an integer: "), ("4.5", "not an integer: '4.5'"),
+])
+def test_selftest_log_n_is_bounded(capsys, value, message):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["selftest", "--backend", "cpu", "--log-n", value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith(f"cuzk selftest: error: argument --log-n: {message}") and len(err[-1]) < 300
+
+
 # ---- engine: config show, timeline summary and plot ----------------------------------------------
 
 @pytest.fixture
 def no_config_env(monkeypatch):
-    for var in [v for v in os.environ if v.startswith(("CUZK_GPUS_", "CUZK_PIPELINE_", "CUZK_MEMORY_", "CUZK_SRS_"))]:
+    from cuzk.engine.config import _TABLES, env_name
+
+    for var in [v for v in os.environ if v.startswith(tuple(env_name(table) + "_" for table in _TABLES))]:
         monkeypatch.delenv(var)
     return monkeypatch
 
 
 def test_config_show_defaults(no_config_env, capsys):
+    from cuzk.engine.config import CURIO_KEYS
+
     assert main(["config", "show"]) == 0
-    assert capsys.readouterr().out == """\
+    out = capsys.readouterr().out
+    curio = [f"# {dotted}  # default; curio's key: {note}" for dotted, note in CURIO_KEYS.items()]
+    lines = out.splitlines()
+    assert [line for line in lines if "curio's key" not in line] == """\
 gpus.devices = []  # default
 gpus.gpu_workers_per_device = 2  # default
+gpus.gpu_threads = 0  # default
 pipeline.max_parallel_synthesis = 2  # default
 pipeline.gpu_queue_depth = 2  # default
 pipeline.witness_batch = 10  # default
 pipeline.gpu_witness = true  # default
 pipeline.synthesis_threads = 0  # default
+pipeline.enabled = true  # default
 # memory.host_cap (not set)  # default
 memory.host_margin = 2147483648  # default
 memory.vram_fraction = 0.8  # default
 memory.admission_timeout_s = 1800.0  # default
+memory.eviction_min_idle_s = 300.0  # default
 # srs.param_cache (not set)  # default
-"""
+srs.allow_setup = false  # default
+daemon.listen = "unix:///run/curio/cuzk.sock"  # default
+daemon.status_listen = ""  # default
+logging.level = "info"  # default
+""".splitlines()
+    assert [line for line in lines if "curio's key" in line] == curio  # every one of curio's keys
+    assert lines.index("# pipeline.max_gpu_queue_depth  # default; curio's key: sets pipeline.gpu_queue_depth when > 0") \
+        == lines.index("pipeline.enabled = true  # default") + 1  # under its table
+    assert lines[-1] == f"# synthesis.partition_workers  # default; curio's key: {CURIO_KEYS['synthesis.partition_workers']}"
 
 
 def test_config_show_file_and_env(no_config_env, tmp_path, capsys):
@@ -62,20 +92,45 @@ def test_config_show_file_and_env(no_config_env, tmp_path, capsys):
     no_config_env.setenv("CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS", "4")
     no_config_env.setenv("CUZK_GPUS_DEVICES", "0,1")
     no_config_env.setenv("CUZK_MEMORY_HOST_CAP", "48GiB")
+    no_config_env.setenv("CUZK_DAEMON_LISTEN", "0.0.0.0:9820")
     assert main(["config", "show", "--config", str(path)]) == 0
     out = capsys.readouterr().out
-    assert tomllib.loads(out) == {  # TOML with dotted keys; the unset ones are comments
-        "gpus": {"devices": [0, 1], "gpu_workers_per_device": 2},
+    assert tomllib.loads(out) == {  # TOML with dotted keys; the unset ones and curio's keys are comments
+        "gpus": {"devices": [0, 1], "gpu_workers_per_device": 2, "gpu_threads": 0},
         "pipeline": {"max_parallel_synthesis": 4, "gpu_queue_depth": 5, "witness_batch": 10, "gpu_witness": True,
-                     "synthesis_threads": 0},
-        "memory": {"host_cap": 48 << 30, "host_margin": 2 << 30, "vram_fraction": 0.8, "admission_timeout_s": 1800.0},
-        "srs": {"param_cache": str(tmp_path / "p")}}
+                     "synthesis_threads": 0, "enabled": True},
+        "memory": {"host_cap": 48 << 30, "host_margin": 2 << 30, "vram_fraction": 0.8, "admission_timeout_s": 1800.0,
+                   "eviction_min_idle_s": 300.0},
+        "srs": {"param_cache": str(tmp_path / "p"), "allow_setup": False},
+        "daemon": {"listen": "0.0.0.0:9820", "status_listen": ""},
+        "logging": {"level": "info"}}
     lines = out.splitlines()
     assert "gpus.devices = [0, 1]  # env CUZK_GPUS_DEVICES" in lines
     assert "pipeline.max_parallel_synthesis = 4  # env CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS" in lines
     assert f"pipeline.gpu_queue_depth = 5  # {path}" in lines
     assert "memory.host_cap = 51539607552  # env CUZK_MEMORY_HOST_CAP" in lines
     assert f'srs.param_cache = "{tmp_path / "p"}"  # {path}' in lines
+    assert 'daemon.listen = "0.0.0.0:9820"  # env CUZK_DAEMON_LISTEN' in lines
+
+
+def test_config_show_of_curios_keys(no_config_env, tmp_path, capsys, caplog):
+    """A key of curio's that sets one of cuzk's: the field's value and source name it; the key itself is
+    a comment with its source and what it does; an ignored key is also warned (stderr)."""
+    from cuzk.engine.config import CURIO_KEYS
+
+    path = tmp_path / "cuzk.toml"
+    path.write_text('[memory]\ntotal_budget = "64GiB"\neviction_min_idle = "1h"\n[synthesis]\nthreads = 8\n'
+                    '[scheduler]\nmax_batch_size = 2\n')
+    assert main(["config", "show", "--config", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert f"memory.host_cap = {64 << 30}  # {path} (memory.total_budget)" in lines
+    assert f"memory.host_margin = 0  # {path} (memory.total_budget)" in lines
+    assert f"memory.eviction_min_idle_s = 3600.0  # {path} (memory.eviction_min_idle)" in lines
+    assert f"pipeline.synthesis_threads = 4  # {path} (synthesis.threads)" in lines
+    assert f"# memory.total_budget  # {path}; curio's key: {CURIO_KEYS['memory.total_budget']}" in lines
+    assert f"# scheduler.max_batch_size  # {path}; curio's key: {CURIO_KEYS['scheduler.max_batch_size']}" in lines
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{path}: scheduler.max_batch_size {CURIO_KEYS['scheduler.max_batch_size']}"]
 
 
 @pytest.mark.parametrize("env, config, message", [
@@ -83,6 +138,10 @@ def test_config_show_file_and_env(no_config_env, tmp_path, capsys):
     ({"CUZK_MEMORY_HOST_CAP": "lots"}, None, 'environment: CUZK_MEMORY_HOST_CAP must be a size > 0'),
     ({}, "[pipeline]\nfoo = 1\n", "cuzk.toml: pipeline.foo is not a known key"),
     ({}, "[pipeline", "cuzk.toml: is not valid TOML"),
+    ({}, '[memory]\ntotal_budget = "1G"\nhost_cap = "1G"\n', "cuzk.toml: memory.total_budget and memory.host_cap are "
+                                                             "both set"),
+    ({}, "[gpus]\ngpu_workers_per_device = 65\n", "cuzk.toml: gpus.gpu_workers_per_device must be an integer from 1 to 64"),
+    ({"CUZK_LOGGING_LEVEL": "loud"}, None, "environment: CUZK_LOGGING_LEVEL must be one of"),
 ])
 def test_config_show_errors_are_one_line(no_config_env, tmp_path, capsys, env, config, message):
     for var, value in env.items():

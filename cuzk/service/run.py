@@ -1,7 +1,8 @@
 """`cuzk daemon`: start-up, serving and shutdown of the proving service, each failure a one-line
 error in the log file (opened first) and on stderr, with its own exit code:
 
-    EXIT_CONFIG 2   the configuration does not validate (ConfigError names the file and key)
+    EXIT_CONFIG 2   the configuration does not validate (ConfigError names the file and key, or the
+                    command-line flag)
     EXIT_LOCKED 3   another daemon holds the state directory (a lock file, flock'ed)
     EXIT_STATE  4   the state directory or its journal cannot be used
     EXIT_LISTEN 5   the address cannot be bound (in use, invalid)
@@ -12,6 +13,11 @@ SIGTERM / SIGINT stop taking requests and exit 0 once the server has stopped: ev
 the journal, and the next start resumes the ones that had not finished. A second signal exits at once.
 The daemon is ready (/readyz, and before it serves any request) once the engine has started on its
 backend (the GPUs found) and every --preload circuit's parameters are loaded.
+
+The configuration is the file --config names, else DEFAULT_CONFIG (curio's default) when it exists,
+else the defaults; under the CUZK_<TABLE>_<KEY> variables (cuzk.engine.config.resolve); under the
+command line: --listen, --status-listen, --log-level and --allow-setup set daemon.listen,
+daemon.status_listen, logging.level and srs.allow_setup. logging.level is the root logger's level.
 """
 from __future__ import annotations
 
@@ -23,21 +29,31 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from cuzk.engine.config import EngineConfig
+
+DEFAULT_CONFIG = Path("/data/zk/cuzk.toml")
+DEFAULT_STATE_DIR = Path("/var/lib/cuzk")
 EXIT_CONFIG, EXIT_LOCKED, EXIT_STATE, EXIT_LISTEN, EXIT_ENGINE, EXIT_PARAMS = 2, 3, 4, 5, 6, 7
 log = logging.getLogger("cuzk.daemon")
 
 
 @dataclass(frozen=True)
 class DaemonOptions:
-    listen: str
-    state_dir: Path
+    """The command line; None for a value the configuration gives (module docstring)."""
+
+    listen: str | None = None
+    state_dir: Path = DEFAULT_STATE_DIR
     config: str | None = None
     backend: str = "auto"
     log_file: Path | None = None
     status_listen: str | None = None
     results_ttl_s: float = 7 * 86400
     preload: tuple[str, ...] = ()  # circuit ids (cuzk.service.daemon.CIRCUITS) loaded before ready
+    allow_setup: bool = False  # True: srs.allow_setup on, whatever the configuration says
+    log_level: str | None = None
 
 
 class StartupError(Exception):
@@ -90,18 +106,14 @@ def run(options: DaemonOptions) -> int:
 
 
 def _serve(options: DaemonOptions) -> int:
-    from cuzk.engine.config import resolve
     from cuzk.engine.engine import Engine
     from cuzk.errors import ConfigError, CuzkError, InputError
     from cuzk.service.daemon import ProvingService, server
     from cuzk.service.journal import Journal, JournalError
     from cuzk.service.status import StatusServer
 
-    log.info("starting: pid %d, listen %s, state %s", os.getpid(), options.listen, options.state_dir)
-    try:
-        config, _ = resolve(options.config)
-    except ConfigError as e:
-        raise StartupError(EXIT_CONFIG, str(e)) from None
+    log.info("starting: pid %d, state %s", os.getpid(), options.state_dir)
+    config = _configuration(options)
     lock = _lock(options.state_dir)
     try:
         journal = Journal(options.state_dir)
@@ -109,6 +121,8 @@ def _serve(options: DaemonOptions) -> int:
         raise StartupError(EXIT_STATE, str(e)) from None
     try:
         engine = Engine(config, backend=options.backend)
+    except ConfigError as e:
+        raise StartupError(EXIT_CONFIG, str(e)) from None
     except CuzkError as e:
         raise StartupError(EXIT_ENGINE, f"the engine cannot start: {e}") from None
     try:
@@ -118,14 +132,14 @@ def _serve(options: DaemonOptions) -> int:
         raise
     service = ProvingService(engine, journal, options.results_ttl_s)
     try:
-        srv, port = server(service, options.listen)
+        srv, port = server(service, config.daemon.listen)
     except InputError as e:
         engine.close()
         raise StartupError(EXIT_LISTEN, str(e)) from None
     status_server = None
-    if options.status_listen:
+    if config.daemon.status_listen:
         try:
-            status_server = StatusServer(service, options.status_listen)
+            status_server = StatusServer(service, config.daemon.status_listen)
         except InputError as e:
             srv.stop(None)
             engine.close()
@@ -133,7 +147,7 @@ def _serve(options: DaemonOptions) -> int:
     journal.record_start(os.getpid(), _version())
     resumed = service.resume()
     service.ready.set()
-    log.info("ready: listening on %s%s%s, %d unfinished job(s) resumed", options.listen,
+    log.info("ready: listening on %s%s%s, %d unfinished job(s) resumed", config.daemon.listen,
              f" (port {port})" if port else "", f", status on port {status_server.port}" if status_server else "",
              resumed)
     stopping = threading.Event()
@@ -162,6 +176,46 @@ def _serve(options: DaemonOptions) -> int:
     lock.close()
     log.info("stopped")
     return 0
+
+
+def _config_file(option: str | None) -> str | None:
+    """The configuration file to read: --config, else DEFAULT_CONFIG when it exists (one that cannot
+    be looked at is read, to fail with its reason), else None: the defaults."""
+    if option is not None:
+        return option
+    try:
+        DEFAULT_CONFIG.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:
+        pass
+    return str(DEFAULT_CONFIG)
+
+
+def _configuration(options: DaemonOptions) -> EngineConfig:
+    """The effective configuration (module docstring), logged with where it came from; the root
+    logger at its logging.level. StartupError EXIT_CONFIG naming the file and key, the variable, or
+    the flag, for a bad one."""
+    from cuzk.engine.config import LOG_LEVELS, override, resolve
+    from cuzk.errors import ConfigError
+
+    path = _config_file(options.config)
+    flags = {"daemon.listen": ("--listen", options.listen),
+             "daemon.status_listen": ("--status-listen", options.status_listen),
+             "logging.level": ("--log-level", options.log_level),
+             "srs.allow_setup": ("--allow-setup", True if options.allow_setup else None)}
+    given = {dotted: flag for dotted, flag in flags.items() if flag[1] is not None}
+    try:
+        config, sources = resolve(path)
+        config = override(config, given, "command line")
+    except ConfigError as e:
+        raise StartupError(EXIT_CONFIG, str(e)) from None
+    logging.getLogger().setLevel(LOG_LEVELS[config.logging.level])
+    overrides = sorted({s.removeprefix("env ") for s in sources.values() if s.startswith("env ")})
+    overrides += [name for name, _ in given.values()]
+    log.info("configuration: %s%s", path if path is not None else f"the defaults (no --config, no {DEFAULT_CONFIG})",
+             f"; overridden by {', '.join(overrides)}" if overrides else "")
+    return config
 
 
 def _preload(engine, circuit_ids: tuple[str, ...]) -> None:
