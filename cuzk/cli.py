@@ -573,7 +573,7 @@ def _add_engine_commands(sub) -> None:
     csub = cp.add_subparsers(dest="config_command", required=True)
     sp = csub.add_parser("show", help="print the effective configuration (defaults, --config file, CUZK_<TABLE>_<KEY> "
                                       "variables) and where each value came from")
-    sp.add_argument("--config", metavar="FILE", help="a TOML configuration file (see cuzk.example.toml)")
+    sp.add_argument("-c", "--config", metavar="FILE", help="a TOML configuration file (see cuzk.example.toml)")
     sp.set_defaults(run=_config_show)
     tp = sub.add_parser("timeline", help="an engine timeline (JSONL): summary, plot")
     tsub = tp.add_subparsers(dest="timeline_command", required=True)

@@ -242,3 +242,20 @@ def test_usage_errors_quote_huge_arguments_short(args):
     message = lines[-1].split(" (choose from ")[0]  # the list of valid names is cuzk's own
     assert done.returncode == 2 and lines[0].startswith("usage:") and len(message) < 300, done.stderr
     assert message.endswith(("characters)", "..."))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["selftest", "--log-n", "-3"], "argument --log-n: must be from 2 to 12, got -3"),
+    (["selftest", "--log-n", "0"], "argument --log-n: must be from 2 to 12, got 0"),
+    (["selftest", "--log-n", "4096"], "argument --log-n: must be from 2 to 12, got 4096"),
+    (["selftest", "--log-n", "9" * 5000], "argument --log-n: not an integer: '99999"),
+    (["daemon", "--results-ttl", "nan"], "argument --results-ttl: must be from 0.01 to 87660, got nan"),
+    (["daemon", "--results-ttl", "1e400"], "argument --results-ttl: must be from 0.01 to 87660, got inf"),
+], ids=["log-n-negative", "log-n-zero", "log-n-huge", "log-n-5000-digits", "ttl-nan", "ttl-inf"])
+def test_out_of_range_numbers_are_usage_errors(args, message):
+    """Before any work: argparse's usage and one error line naming the option, exit 2, no traceback."""
+    done = cli(*args)
+    lines = done.stderr.splitlines()
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith(f"usage: cuzk {args[0]}") and lines[-1].startswith(f"cuzk {args[0]}: error: {message}")
+    assert len(lines[-1]) < 300

@@ -282,8 +282,11 @@ _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600}
 
 def _duration(value: Any, base: Path) -> float:
     """curio's duration: an integer number of seconds, or "30s", "5m", "1h"; in seconds."""
-    match = _DURATION.fullmatch(value) if _is_text(value) else None
-    seconds = value if _is_int(value) else int(match[1]) * _UNIT_SECONDS[match[2].lower()] if match else -1
+    if _is_int(value):
+        seconds = value
+    else:
+        match = _DURATION.fullmatch(value) if _is_text(value) else None
+        seconds = int(match[1]) * _UNIT_SECONDS[match[2].lower()] if match else -1
     if not 0 <= seconds <= MAX_SECONDS:
         raise _Bad('must be a duration: "30s", "5m", "1h" or an integer number of seconds, at most 10 years')
     return float(seconds)
@@ -396,6 +399,7 @@ _DEPRECATED = "is deprecated in curio, ignored"
 _NO_BATCHES = ("has no effect in cuzk: it does not batch sectors into one proving pass (it expands the "
                "witnesses of queued partitions of one circuit across proofs in one run, pipeline.witness_batch, "
                "and never waits to fill a batch)")
+_BOOL, _MARGIN = _Key(_boolean, _bool_text), _Key(_size(allow_zero=True))
 _COUNT, _QUEUE = _Key(_integer(0, 4096), _int_text), _Key(_integer(1, 4096), _int_text)
 
 # table -> (its dataclass, None for a table of curio's alone; key -> _Key). A key with no `curio` note is
@@ -409,43 +413,43 @@ _TABLES: dict[str, tuple[type | None, dict[str, _Key]]] = {
         "max_parallel_synthesis": _Key(_integer(1, 1024), _int_text),
         "gpu_queue_depth": _QUEUE,
         "witness_batch": _QUEUE,
-        "gpu_witness": _Key(_boolean, _bool_text),
+        "gpu_witness": _BOOL,
         "synthesis_threads": _COUNT,
-        "enabled": _Key(_boolean, _bool_text),
+        "enabled": _BOOL,
         "max_gpu_queue_depth": _COUNT._replace(curio="sets pipeline.gpu_queue_depth when > 0"),
-        "synthesis_concurrency": _Key(_integer(0, 1024), _int_text, "has no effect in cuzk: curio's semaphore over "
-                                      "its batch and PoSt syntheses; cuzk synthesizes in "
-                                      "pipeline.max_parallel_synthesis processes", True),
+        "synthesis_concurrency": _Key(_integer(0, 1024), _int_text, ignored=True,
+                                      curio="has no effect in cuzk: curio's semaphore over its batch and PoSt "
+                                            "syntheses; cuzk synthesizes in pipeline.max_parallel_synthesis processes"),
         "synthesis_lookahead": _COUNT._replace(curio="has no effect in cuzk (curio only logs it): "
                                                      "pipeline.gpu_queue_depth bounds the partitions waiting", ignored=True),
         "slot_size": _COUNT._replace(curio="has no effect in cuzk (curio's slotted path is unreachable)", ignored=True)}),
     "memory": (MemoryConfig, {
         "host_cap": _Key(_size(allow_zero=False)),
-        "host_margin": _Key(_size(allow_zero=True)),
+        "host_margin": _MARGIN,
         "vram_fraction": _Key(_fraction, _float_text),
         "admission_timeout_s": _Key(_seconds(allow_zero=False), _float_text),
         "eviction_min_idle_s": _Key(_seconds(allow_zero=True), _float_text),
-        "total_budget": _Key(_total_budget, str, 'sets memory.host_cap to a size and memory.host_margin to 0; '
-                                                 '"auto" leaves host_cap unset'),
-        "safety_margin": _Key(_size(allow_zero=True), str, "sets memory.host_margin"),
-        "eviction_min_idle": _Key(_duration, _duration_text, "sets memory.eviction_min_idle_s"),
-        "pinned_budget": _Key(_size(allow_zero=True), str, _DEPRECATED, True),
-        "working_memory_budget": _Key(_size(allow_zero=True), str, _DEPRECATED, True)}),
+        "total_budget": _Key(_total_budget, curio='sets memory.host_cap to a size and memory.host_margin to 0; '
+                                                  '"auto" leaves host_cap unset'),
+        "safety_margin": _MARGIN._replace(curio="sets memory.host_margin"),
+        "eviction_min_idle": _Key(_duration, _duration_text, curio="sets memory.eviction_min_idle_s"),
+        "pinned_budget": _MARGIN._replace(curio=_DEPRECATED, ignored=True),
+        "working_memory_budget": _MARGIN._replace(curio=_DEPRECATED, ignored=True)}),
     "srs": (SrsConfig, {
         "param_cache": _Key(_directory),
-        "allow_setup": _Key(_boolean, _bool_text),
-        "preload": _Key(_texts, _texts_text, _DEPRECATED, True)}),
+        "allow_setup": _BOOL,
+        "preload": _Key(_texts, _texts_text, curio=_DEPRECATED, ignored=True)}),
     "daemon": (DaemonConfig, {
         "listen": _Key(_listen(unix=True, off=False)),
         "status_listen": _Key(_listen(unix=False, off=True))}),
     "logging": (LoggingConfig, {
         "level": _Key(_level),
-        "format": _Key(_text, str, "has no effect in cuzk (curio parses it but does not use it)", True)}),
+        "format": _Key(_text, curio="has no effect in cuzk (curio parses it but does not use it)", ignored=True)}),
     "scheduler": (None, {
-        "max_batch_size": _Key(_integer(0, 1024), _int_text, _NO_BATCHES, True),
-        "max_batch_wait_ms": _Key(_integer(0, int(MAX_SECONDS * 1000)), _int_text, _NO_BATCHES, True),
-        "sort_by_type": _Key(_boolean, _bool_text, "has no effect in cuzk (nor in curio, which does not use it): "
-                                                   "work is ordered by priority, then arrival", True)}),
+        "max_batch_size": _Key(_integer(0, 1024), _int_text, curio=_NO_BATCHES, ignored=True),
+        "max_batch_wait_ms": _Key(_integer(0, int(MAX_SECONDS * 1000)), _int_text, curio=_NO_BATCHES, ignored=True),
+        "sort_by_type": _BOOL._replace(curio="has no effect in cuzk (nor in curio, which does not use it): work is "
+                                             "ordered by priority, then arrival", ignored=True)}),
     "synthesis": (None, {
         "threads": _COUNT._replace(curio="sets pipeline.synthesis_threads to threads // "
                                            "pipeline.max_parallel_synthesis (at least 1) when > 0"),

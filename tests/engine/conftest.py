@@ -1,8 +1,9 @@
 """Engine tests spawn synthesis processes: numba's kernels are compiled (and cached on disk) here
 first, in the test process, so that each spawned process loads them instead of compiling them
 again (minutes on a 2-core machine with a cold cache). The warm-up proves a circuit (about a
-minute on 2 cores), so only the modules in PROVING_MODULES (those that start engines or prove) wait
-for it; the others (configuration, budget, timeline) run without it."""
+minute on 2 cores), so only the modules that start engines or prove wait for it: those in
+PROVING_MODULES, and any that asks for it (pytestmark = pytest.mark.usefixtures("warm_numba_cache"));
+the others (configuration, budget, timeline) run without it."""
 from __future__ import annotations
 
 import numpy as np
