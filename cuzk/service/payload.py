@@ -1,17 +1,28 @@
 """The PoRep payload of a SubmitProof request: curio's C1 wrapper JSON
 (`{"SectorNum": u64, "Phase1Out": "<base64 of the SealCommitPhase1Output JSON>", "SectorSize": u64}`)
-or a plain C1 JSON, parsed into a C1Output. Every defect is a typed error (C1FormatError naming the
-field, or InputError) that the daemon answers with INVALID_ARGUMENT."""
+or a plain C1 JSON, parsed into a C1Output.
+
+Both JSON documents (the payload, and the wrapper's Phase1Out once decoded) are read as the C1 file
+reader reads its file (cuzk.util.jsonio.load_json): at most MAX_PAYLOAD bytes and C1_MAX_DEPTH levels
+(checked before parsing), strict JSON (UTF-8; no NaN, Infinity or duplicate key). Every defect is an
+InputError subclass that says where it is, and that the daemon answers with INVALID_ARGUMENT:
+JsonFormatError / InputTooLargeError for the text ("payload: ..." or "Phase1Out: ...", with the byte
+offset, or the JSON path of a duplicate key), C1FormatError naming the field (a C1 field inside the
+wrapper as Phase1Out.<its path>), InputError for the request's own values.
+"""
 from __future__ import annotations
 
 import base64
 import binascii
 import json
+from typing import Any
 
 from cuzk.errors import C1FormatError, InputError
-from cuzk.porep.c1 import C1Output
+from cuzk.porep.c1 import C1_MAX_DEPTH, C1Output
+from cuzk.util.jsonio import as_int, load_json
 
 MAX_PAYLOAD = 128 << 20  # the daemon's message limit
+WRAPPER = "Phase1Out"
 
 
 def parse_porep(payload: bytes, sector_size: int = 0) -> C1Output:
@@ -22,16 +33,12 @@ def parse_porep(payload: bytes, sector_size: int = 0) -> C1Output:
     data = bytes(payload)
     if not data:
         raise InputError("vanilla_proof is empty: a PoRep request carries the C1 wrapper JSON")
-    if len(data) > MAX_PAYLOAD:
-        raise InputError(f"vanilla_proof is {len(data)} bytes, over the {MAX_PAYLOAD}-byte limit")
-    try:
-        obj = json.loads(data)
-    except (ValueError, UnicodeDecodeError, RecursionError) as e:
-        raise C1FormatError("", f"the payload is not JSON: {str(e)[:120]}") from None
-    declared = 0
-    if isinstance(obj, dict) and "Phase1Out" in obj:
+    obj = _load(data, "payload")
+    declared, at = 0, ""
+    if isinstance(obj, dict) and WRAPPER in obj:
         declared, obj = _unwrap(obj)
-    c1 = C1Output.from_json(obj)
+        at = WRAPPER
+    c1 = _c1(obj, at)
     size = c1.registered_proof.sector_size
     for what, value in (("SectorSize", declared), ("sector_size", sector_size)):
         if value and value != size:
@@ -39,26 +46,39 @@ def parse_porep(payload: bytes, sector_size: int = 0) -> C1Output:
     return c1
 
 
-def _unwrap(obj: dict) -> tuple[int, object]:
-    """(SectorSize, the C1 JSON object) of a wrapper."""
-    unknown = sorted(set(obj) - {"SectorNum", "Phase1Out", "SectorSize"})
+def _load(data: bytes, what: str) -> Any:
+    """One JSON document of the payload, read under the C1 reader's limits."""
+    return load_json(data, what=what, max_bytes=MAX_PAYLOAD, max_depth=C1_MAX_DEPTH)
+
+
+def _unwrap(obj: dict) -> tuple[int, Any]:
+    """(SectorSize, the C1 JSON value) of a wrapper."""
+    unknown = sorted(set(obj) - {"SectorNum", WRAPPER, "SectorSize"})
     if unknown:
-        raise C1FormatError(unknown[0], "unknown field of the C1 wrapper (SectorNum, Phase1Out, SectorSize)")
+        raise C1FormatError(unknown[0], f"unknown field of the C1 wrapper (SectorNum, {WRAPPER}, SectorSize)")
     for key in ("SectorNum", "SectorSize"):
-        value = obj.get(key, 0)
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 64:
-            raise C1FormatError(key, f"expected an unsigned 64-bit integer, got {type(value).__name__}")
-    text = obj["Phase1Out"]
+        as_int(obj.get(key, 0), key, 0, (1 << 64) - 1, error=C1FormatError)
+    text = obj[WRAPPER]
     if not isinstance(text, str):
-        raise C1FormatError("Phase1Out", f"expected a base64 string, got {type(text).__name__}")
+        raise C1FormatError(WRAPPER, f"expected a base64 string, got {type(text).__name__}")
     try:
-        inner = json.loads(base64.b64decode(text, validate=True))
-    except (binascii.Error, ValueError, UnicodeDecodeError, RecursionError):
-        raise C1FormatError("Phase1Out", "not the base64 of a C1 JSON (truncated or corrupted)") from None
-    return obj.get("SectorSize", 0), inner
+        inner = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise C1FormatError(WRAPPER, "not base64 (truncated or corrupted)") from None
+    return obj.get("SectorSize", 0), _load(inner, WRAPPER)
+
+
+def _c1(obj: Any, at: str) -> C1Output:
+    """C1Output.from_json, its C1FormatError's field prefixed with `at` (the wrapper's field) if any."""
+    try:
+        return C1Output.from_json(obj)
+    except C1FormatError as e:
+        if not at:
+            raise
+        raise C1FormatError(at if e.field in ("", "<top>") else f"{at}.{e.field}", e.reason) from None
 
 
 def wrap(c1: C1Output, sector_number: int = 0) -> bytes:
     """curio's wrapper JSON of a C1 output (what curio sends as vanilla_proof)."""
-    return json.dumps({"SectorNum": sector_number, "Phase1Out": base64.b64encode(c1.dumps().encode()).decode(),
+    return json.dumps({"SectorNum": sector_number, WRAPPER: base64.b64encode(c1.dumps().encode()).decode(),
                        "SectorSize": c1.registered_proof.sector_size}).encode()

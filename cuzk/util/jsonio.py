@@ -5,7 +5,8 @@ then a bounded read: InputTooLargeError) and input nested deeper than `max_depth
 for brackets outside strings, so deep input never reaches the parser's recursion: JsonFormatError).
 The same scan refuses numbers of more than MAX_INT_DIGITS digits (int() of a huge literal is slow,
 or refused by Python's digit limit). Text that is not UTF-8 or not strict JSON (NaN, Infinity,
-duplicate keys) is a JsonFormatError naming the source and, where known, the byte offset.
+duplicate keys) is a JsonFormatError naming the source and, where known, the byte offset (for a
+duplicate key: the JSON path of its object, e.g. vanilla_proofs.StackedDrg2KiBV1[0][3]).
 
 as_int / as_hex / as_object check one value, require_int / require_hex one field of an object: ints
 are ints (not bool, not 7.5 or 7.0, not "7") within an inclusive range, hex is exactly 2 * nbytes hex
@@ -16,9 +17,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import reprlib
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -90,12 +92,17 @@ def load_json(source: Source, *, what: str, max_bytes: int, max_depth: int) -> A
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise JsonFormatError(name, e.start, "not UTF-8") from None
+    objects = _Objects()
     try:
-        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+        value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=objects)
     except json.JSONDecodeError as e:
         raise JsonFormatError(name, len(text[:e.pos].encode("utf-8")), f"not JSON ({e.msg})") from None
     except _Refused as e:
         raise JsonFormatError(name, None, str(e)) from None
+    if objects.repeated is not None:
+        key, obj = objects.repeated
+        raise JsonFormatError(name, None, f"duplicate key {quote(key)} in the object at {_path_to(value, obj)}")
+    return value
 
 
 class _Refused(ValueError):
@@ -106,15 +113,45 @@ def _refuse_constant(name: str) -> None:
     raise _Refused(f"{name} is not JSON")
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _Refused(f"duplicate key {quote(key)} in an object")
-            seen.add(key)
-    return obj
+class _Objects:
+    """The parser's object_pairs_hook: a dict of the pairs; the first object found with a key twice is
+    kept with that key (`repeated`), so that load_json can name its path once the tree is built."""
+
+    def __init__(self) -> None:
+        self.repeated: tuple[str, dict] | None = None
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict:
+        obj = dict(pairs)
+        if len(obj) != len(pairs) and self.repeated is None:
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    self.repeated = (key, obj)
+                    break
+                seen.add(key)
+        return obj
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
+
+
+def _path_to(root: Any, target: dict) -> str:
+    """The JSON path of the object `target` (found by identity) inside `root`: "<top>", or keys and
+    indices as in vanilla_proofs.StackedDrg2KiBV1[0][3] (a key that is not a short name is quoted)."""
+    return next(path or "<top>" for node, path in _nodes(root) if node is target)
+
+
+def _nodes(root: Any) -> Iterator[tuple[Any, str]]:
+    """Every value of a parsed JSON tree with its path (depth first, without recursion)."""
+    stack: list[tuple[Any, str]] = [(root, "")]
+    while stack:
+        node, path = stack.pop()
+        yield node, path
+        if isinstance(node, dict):
+            stack += [(v, (f"{path}.{k}" if path else k) if _NAME.fullmatch(k) else f"{path}[{quote(k, 20)}]")
+                      for k, v in node.items()]
+        elif isinstance(node, list):
+            stack += [(v, f"{path}[{i}]") for i, v in enumerate(node)]
 
 
 def _scan(data: bytes, max_depth: int) -> tuple[int, str] | None:
