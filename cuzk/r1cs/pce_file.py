@@ -34,11 +34,11 @@ multiples of 4096, so they can be read (or mapped) straight into arrays.
 Reading fills memory the caller owns with preads (never a mapping, which dies with SIGBUS when the
 file is truncated underneath) and returns nothing before every checksum matched. Writing goes
 through cuzk.util.atomic (temporary, fsync, rename) under an exclusive flock on `<path>.lock`;
-build_or_load re-checks under that lock, so processes building one PCE at once build it once.
+build_or_load re-checks under that lock, so processes building one PCE at once build it once. A lock
+path that cannot be locked (a directory there, a FIFO, no permission) is a PceReadError naming it.
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
@@ -49,7 +49,7 @@ import struct
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +59,7 @@ from cuzk.errors import (InputError, PceFileError, PceFormatError, PceMismatchEr
                          PceReadError)
 from cuzk.util.atomic import atomic_write
 from cuzk.util.cache_dirs import params_dir
-from cuzk.util.fileio import is_regular, open_regular, pread_into
+from cuzk.util.fileio import is_regular, locked, open_regular, pread_into
 from cuzk.util.jsonio import as_hex, as_int, as_object, load_json
 
 log = logging.getLogger("cuzk.pce")
@@ -467,18 +467,16 @@ def _pool(jobs: int) -> ThreadPoolExecutor:
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """An exclusive flock on `<path>.lock` for the duration (waiting for a holder); makes the directory."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "ab") as fh:
+    """An exclusive flock on `<path>.lock` for the duration (waiting for a holder); makes the directory.
+    A lock path that cannot be taken (a directory, a FIFO, no permission) raises PceReadError naming it."""
+    lock = path.with_name(path.name + ".lock")
+    with ExitStack() as stack:
         try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            log.info("waiting for another process writing %s", path)
-            fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(locked(lock, lambda: log.info("waiting for another process writing %s", path)))
+        except OSError as e:
+            raise PceReadError(os.fspath(e.filename or lock), f"cannot take the lock: {e.strerror or e}") from e
+        yield
 
 
 def _move_aside(path: Path, tag: str) -> Path:

@@ -3,14 +3,15 @@ with SIGBUS on its next access), read with os.preadv into memory the caller owns
 
 open_regular opens without blocking on a FIFO and reports what the path is; pread_into fills a buffer
 and says how much it got, so a caller can turn a file that shrank since its size was taken into its
-own typed error.
+own typed error. `locked` holds an exclusive flock on a lock file, saying so when it has to wait.
 """
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
@@ -56,3 +57,28 @@ def pread_into(fd: int, out: memoryview, offset: int) -> int:
             break
         got += step
     return got
+
+
+@contextmanager
+def locked(path: str | os.PathLike, say: Callable[[], None]) -> Iterator[None]:
+    """An exclusive flock on the regular file `path` (created, mode 0o666 less the umask, when missing)
+    for the duration; `say()` is called once before waiting for another holder. OSErrors pass through
+    for the caller to type: IsADirectoryError for a directory at `path`, ENXIO for a FIFO without a
+    reader, an OSError naming `path` for anything else that is not a regular file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        st = os.fstat(fd)
+        if not is_regular(st):
+            code, reason = irregular_reason(st)
+            raise OSError(code or errno.EINVAL, reason, os.fspath(path))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

@@ -221,6 +221,33 @@ def test_missing_and_unreadable_paths(tmp_path):
     assert not built and (tmp_path / "dir.pce").is_dir()
 
 
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_a_lock_path_that_cannot_be_locked_is_a_typed_error(tmp_path, rng, kind):
+    """A directory (or a FIFO: no hang) where `<path>.lock` goes: PceReadError naming the lock file,
+    from a write and from a build; nothing is built or written."""
+    path, lock = tmp_path / "c.pce", tmp_path / "c.pce.lock"
+    if kind == "directory":
+        lock.mkdir()
+        reason = "Is a directory"
+    else:
+        os.mkfifo(lock)
+        reason = "No such device or address"  # opened without blocking: ENXIO, as no process reads it
+    built = []
+    calls = (lambda: F.write_pce(path, IDENTITY, small_arrays(rng)),
+             lambda: F.build_or_load(path, IDENTITY, lambda: built.append(1) or {}))
+    for call in calls:
+        with pytest.raises(PceReadError, match=f"^PCE file {lock}: cannot take the lock: {reason}$") as e:
+            call()
+        assert e.value.path == str(lock)
+    assert not built and sorted(os.listdir(tmp_path)) == ["c.pce.lock"]
+
+
+def test_a_lock_below_a_regular_file_is_a_typed_error(tmp_path, rng):
+    (tmp_path / "file").write_bytes(b"x")
+    with pytest.raises(PceReadError, match=f"^PCE file {tmp_path / 'file'}: cannot take the lock: "):
+        F.write_pce(tmp_path / "file" / "c.pce", IDENTITY, small_arrays(rng))
+
+
 @pytest.mark.parametrize("arrays, match", [
     ({"o": np.array([object()])}, "dtype object"),
     ({"s": np.zeros(2, "i4,i4")}, "dtype"),
