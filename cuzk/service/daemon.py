@@ -1,23 +1,32 @@
 """The proving service: cuzk.v1.ProvingEngine (the gRPC contract of curio's cuzk daemon, wire
 compatible: cuzk/service/proto/cuzk/v1/proving.proto) over an Engine, with every job in the journal.
 
-    SubmitProof  validate (INVALID_ARGUMENT with a message for any bad field or payload), journal the
-                 job (the acknowledgment: it is on disk before the reply), start it on the engine.
-                 A request_id already journaled attaches to that job: a live one is never started
-                 twice, a finished one answers from the journal.
+    SubmitProof  check the request's fields (INVALID_ARGUMENT: unknown kind, empty or oversized payload,
+                 bad request_id), journal the job (the acknowledgment: it is on disk before the reply)
+                 and reply with its queue position; then, on a starter thread, parse its payload, check
+                 its vanilla proofs and hand it to the engine, which loads its circuit in the
+                 background: a defect fails the job (AwaitProof and GetStatus show the message), not
+                 the call. A request_id already journaled attaches to that job: a live one is never
+                 started twice, a finished one answers from the journal. The journal's states follow
+                 the engine: queued until the engine admits its first partition, then running.
     AwaitProof   the job's outcome; waits while it runs, up to timeout_ms (0: no limit), then TIMEOUT.
     Prove        SubmitProof then AwaitProof (bounded by the call's deadline).
     CancelProof  cancels a queued or running job (its memory is released); was_running tells which.
     GetStatus    jobs per state, resident circuits, uptime; GetMetrics: Prometheus text (with the
                  engine's queues, workers and devices and the daemon's restarts read at each scrape).
     PreloadSRS / EvictSRS  load / drop a circuit's parameters ("porep-2k", "porep-8m", "porep-512m",
-                 "porep-32g", "porep-64g").
+                 "porep-32g", "porep-64g"); FAILED_PRECONDITION when its official parameters are
+                 missing and srs.allow_setup is off.
+Parameters: a job uses the official ones (srs.param_cache / $FIL_PROOFS_PARAMETER_CACHE); without
+them it fails, naming the file, unless srs.allow_setup lets cuzk's own stand in (tests, private
+networks: the chain rejects their proofs). At start one log line per circuit says which it has.
 After a restart `resume` starts every journaled job that had not finished; finished jobs are kept
 for results_ttl_s (default 7 days) and then expired by `run_expiry`'s thread. Only PoRep is proved;
 the other kinds of the contract are answered UNIMPLEMENTED.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import socket
 import threading
@@ -25,6 +34,8 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent import futures
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -32,10 +43,11 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from cuzk.engine.engine import Engine, Job, JobCancelledError, Priority, porep_spec_of
-from cuzk.errors import CuzkError, InputError
+from cuzk.errors import CuzkError, InputError, ParamsNotFoundError
+from cuzk.porep.params_cache import official_files, porep_stem
 from cuzk.porep.registry import get_proof
-from cuzk.service.journal import DuplicateRequestError, ExitRecord, JobRecord, Journal
-from cuzk.service.payload import parse_porep
+from cuzk.service.journal import UNFINISHED_STATES, DuplicateRequestError, ExitRecord, JobRecord, Journal
+from cuzk.service.payload import MAX_PAYLOAD, parse_porep
 from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
 from cuzk.service.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
 
@@ -50,6 +62,7 @@ PRIORITIES = {pb.CRITICAL: Priority.WINNING_POST, pb.HIGH: Priority.WINDOW_POST,
               pb.LOW: Priority.POREP}
 CIRCUITS = {"porep-2k": "StackedDrg2KiBV1_1", "porep-8m": "StackedDrg8MiBV1_1", "porep-512m": "StackedDrg512MiBV1_1",
             "porep-32g": "StackedDrg32GiBV1_1", "porep-64g": "StackedDrg64GiBV1_1"}
+START_THREADS = 4  # jobs whose payloads are parsed and checked at once
 
 
 class Metrics:
@@ -79,7 +92,9 @@ class _StateCollector:
 
     def collect(self) -> Iterator[Metric]:
         stats = self.service.engine.stats()
-        queue = GaugeMetricFamily("cuzk_queue_depth", "Work items waiting, per stage", labels=["stage"])
+        queue = GaugeMetricFamily("cuzk_queue_depth", "Work waiting, per stage: jobs starting (payload being "
+                                  "checked), then partitions", labels=["stage"])
+        queue.add_metric(["starting"], self.service.starting())
         for stage, n in stats["queue"].items():
             queue.add_metric([stage], n)
         workers = GaugeMetricFamily("cuzk_workers", "Engine workers configured and busy", labels=["kind", "state"])
@@ -107,8 +122,14 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         self.metrics.registry.register(_StateCollector(self))
         self.started = time.time()
         self.ready = threading.Event()  # set when start-up has finished (readyz)
-        self._live: dict[str, Job] = {}
-        self._lock = threading.RLock()  # _finished may run inside _start (a job that ends at once)
+        self._jobs: dict[str, _Live] = {}  # request_id -> each journaled job not yet answered here
+        self._seq = itertools.count()
+        self._lock = threading.RLock()  # _finished may run inside _begin (a job that ends at once)
+        # a job's payload is parsed, its vanilla proofs checked and it is handed to the engine here,
+        # after SubmitProof has answered
+        self._starter = ThreadPoolExecutor(START_THREADS, thread_name_prefix="cuzk-start")
+        for line in circuit_lines(self.circuits()):
+            log.info("daemon: %s", line)
 
     # ---- jobs
     def expire_results(self) -> int:
@@ -140,23 +161,58 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             self._start(rec)
         return len(records)
 
-    def _start(self, rec: JobRecord, c1=None) -> None:
-        """Run a journaled job on the engine (c1: its payload, when already parsed). Its end is
-        journaled by a callback registered before anyone can wait on the job, so a waiter woken by
-        the job's end finds the journal already updated."""
+    def _start(self, rec: JobRecord, sector_size: int = 0) -> None:
+        """Start a journaled job in the background (_begin) unless it is live already."""
         with self._lock:
-            if rec.request_id in self._live:
+            if rec.request_id in self._jobs:
                 return
-            try:
-                c1 = c1 or parse_porep(rec.payload)
-                self.journal.mark_running(rec.request_id)
-                job = self.engine.submit_porep(c1, Priority(rec.priority), job_id=rec.request_id)
-            except CuzkError as e:
-                self.journal.fail(rec.request_id, str(e))
-                self.metrics.failed.labels(rec.kind).inc()
-                return
-            self._live[rec.request_id] = job
-            job.add_done_callback(lambda j: self._finished(rec, j))
+            self._jobs[rec.request_id] = _Live(rec, next(self._seq))
+        self._starter.submit(self._begin, rec, sector_size)
+
+    def _begin(self, rec: JobRecord, sector_size: int) -> None:
+        """On a starter thread: parse the job's payload, check its vanilla proofs and submit it to the
+        engine, which loads its circuit in the background; a defect fails the job in the journal, with
+        the message AwaitProof and GetStatus show. Its admission (journal: running) and its end are
+        journaled by callbacks registered before anyone can wait on the job, so a waiter woken by
+        the job's end finds the journal already updated."""
+        try:
+            c1 = parse_porep(rec.payload, sector_size)
+            job = self.engine.submit_porep(c1, Priority(rec.priority), job_id=rec.request_id)
+        except CuzkError as e:
+            self._failed_to_start(rec, e)
+            return
+        except Exception as e:  # noqa: BLE001 - a bug must fail the job, not leave it waiting forever
+            log.exception("daemon: starting %s failed", rec.request_id)
+            self._failed_to_start(rec, e)
+            return
+        with self._lock:
+            live = self._jobs.get(rec.request_id)
+            if live is not None:
+                live.job = job
+            cancelled = live is None or self.journal.get(rec.request_id).state == "cancelled"
+        if cancelled:  # CancelProof came while it was starting
+            job.cancel()
+        job.add_admitted_callback(lambda j: self._admitted(rec))
+        job.add_done_callback(lambda j: self._finished(rec, j))
+
+    def _failed_to_start(self, rec: JobRecord, error: BaseException) -> None:
+        try:
+            self.journal.fail(rec.request_id, f"{type(error).__name__}: {error}")
+            self.metrics.failed.labels(rec.kind).inc()
+        except CuzkError as e:  # cancelled meanwhile, or a journal that cannot record it
+            log.info("daemon: %s did not start (%s) and its failure is not journaled: %s", rec.request_id, error, e)
+        self._ended(rec.request_id)
+
+    def _admitted(self, rec: JobRecord) -> None:
+        """The engine admitted the job's first partition: it is running."""
+        try:
+            self.journal.mark_running(rec.request_id)
+        except CuzkError as e:  # cancelled meanwhile: the journal keeps its answer
+            log.info("daemon: %s admitted but not marked running: %s", rec.request_id, e)
+        with self._lock:
+            live = self._jobs.get(rec.request_id)
+            if live is not None:
+                live.admitted = True
 
     def _finished(self, rec: JobRecord, job: Job) -> None:
         error = job.error()
@@ -173,22 +229,55 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         except CuzkError as e:  # a journal that cannot record it: the job stays unfinished, resumed on restart
             log.error("daemon: cannot journal the end of %s: %s", rec.request_id, e)
         finally:
-            with self._lock:
-                self._live.pop(rec.request_id, None)
+            self._ended(rec.request_id)
+
+    def _ended(self, request_id: str) -> None:
+        """Forget a job that has ended here and wake its waiters (the journal holds its answer)."""
+        with self._lock:
+            live = self._jobs.pop(request_id, None)
+        if live is not None:
+            live.ended.set()
 
     def _wait(self, request_id: str, timeout: float | None) -> JobRecord | None:
         """The job's record once it has ended, or its current one after `timeout` seconds."""
         with self._lock:
-            job = self._live.get(request_id)
-        if job is not None:
-            done = threading.Event()
-            job.add_done_callback(lambda _: done.set())  # runs after _finished: the journal is current
-            done.wait(timeout)
+            live = self._jobs.get(request_id)
+        if live is not None:
+            live.ended.wait(timeout)
         return self.journal.get(request_id)
 
-    def live_jobs(self) -> list[Job]:
+    def queue_position(self, request_id: str) -> int:
+        """How many jobs wait for admission ahead of this one (of a higher or the same priority,
+        submitted earlier); 0 once it is admitted or has ended."""
         with self._lock:
-            return list(self._live.values())
+            me = self._jobs.get(request_id)
+            if me is None or me.admitted:
+                return 0
+            return sum(1 for live in self._jobs.values() if not live.admitted and live.seq < me.seq
+                       and live.rec.priority <= me.rec.priority)
+
+    def starting(self) -> int:
+        """Jobs journaled and not yet on the engine (their payload being parsed and checked)."""
+        with self._lock:
+            return sum(1 for live in self._jobs.values() if live.job is None)
+
+    def circuits(self) -> list[dict]:
+        """Each circuit id: its parameter file (official, or none), whether it is resident, and whether
+        cuzk's own parameters may stand in (srs.allow_setup)."""
+        resident = set(self.engine.resident)
+        out = []
+        for cid, name in CIRCUITS.items():
+            proof = get_proof(name)
+            files = official_files(porep_stem(proof.sector_size))
+            out.append({"circuit_id": cid, "official": files.params.is_file() and files.vk.is_file(),
+                        "params": str(files.params), "resident": porep_spec_of(proof).key in resident,
+                        "allow_setup": self.engine.config.srs.allow_setup})
+        return out
+
+    def live_jobs(self) -> list[Job]:
+        """The jobs running on the engine (not those still starting)."""
+        with self._lock:
+            return [live.job for live in self._jobs.values() if live.job is not None]
 
     def restarts(self) -> tuple[int, ExitRecord | None]:
         """Daemon restarts on this state directory (its journaled starts less the first) and the last
@@ -213,15 +302,18 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         return pb.SubmitProofResponse(job_id=rec.request_id, queue_position=position, assigned_gpu="")
 
     def _submit(self, request, context) -> tuple[JobRecord, int]:
+        """Journal a request and start its job in the background: the reply waits for nothing but the
+        journal's commit. Only the request's own fields are checked here; the payload is parsed and
+        checked by the job (a defect fails it)."""
         kind = KINDS.get(request.proof_kind)
         if kind is None:
             self._reject(context, f"proof_kind {request.proof_kind} is not one of 1..4")
         if kind != "porep":
             context.abort(grpc.StatusCode.UNIMPLEMENTED, f"proof_kind {kind}: only POREP_SEAL_COMMIT is proved here")
-        try:
-            c1 = parse_porep(request.vanilla_proof, request.sector_size)
-        except CuzkError as e:
-            self._reject(context, f"vanilla_proof: {e}")
+        if not request.vanilla_proof:
+            self._reject(context, "vanilla_proof is empty: a PoRep request carries the C1 wrapper JSON")
+        if len(request.vanilla_proof) > MAX_PAYLOAD:
+            self._reject(context, f"vanilla_proof is {len(request.vanilla_proof)} bytes, over the {MAX_PAYLOAD}-byte limit")
         priority = PRIORITIES.get(request.priority, Priority.POREP)
         request_id = request.request_id or str(uuid.uuid4())
         try:
@@ -230,10 +322,9 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             context.abort(grpc.StatusCode.ALREADY_EXISTS, str(e))
         except InputError as e:
             self._reject(context, str(e))
-        position = self.journal.counts().get("queued", 1) - 1
-        if rec.state == "queued":
-            self._start(rec, c1)
-        return rec, max(position, 0)
+        if rec.state in UNFINISHED_STATES:
+            self._start(rec, request.sector_size)
+        return rec, self.queue_position(rec.request_id)
 
     def _reject(self, context, message: str) -> None:
         self.metrics.rejected.inc()
@@ -262,11 +353,16 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         return pb.ProveResponse(result=self._outcome(self._wait(rec.request_id, context.time_remaining())))
 
     def CancelProof(self, request, context):
-        with self._lock:
-            job = self._live.get(request.job_id)
-        if job is not None:  # journaled first: an engine-side cancel alone (shutdown) leaves a job to resume
-            self.journal.cancel(request.job_id)
-            return pb.CancelProofResponse(was_running=job.cancel())
+        with self._lock:  # journaled first: an engine-side cancel alone (shutdown) leaves a job to resume
+            live = self._jobs.get(request.job_id)
+            if live is not None:
+                self.journal.cancel(request.job_id)
+        if live is not None:
+            if live.job is not None:
+                live.job.cancel()
+            else:  # still starting: _begin sees the journal's "cancelled" and cancels it on the engine
+                self._ended(request.job_id)
+            return pb.CancelProofResponse(was_running=live.admitted)
         rec = self.journal.get(request.job_id)
         if rec is None:
             context.abort(grpc.StatusCode.NOT_FOUND, f"job not found: {request.job_id}")
@@ -274,7 +370,8 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
 
     def GetStatus(self, request, context):
         counts = self.journal.counts()
-        resident = [pb.SRSStatus(circuit_id=key, tier=pb.SRSStatus.HOT) for key in self.engine.resident]
+        resident = [pb.SRSStatus(circuit_id=c["circuit_id"], tier=pb.SRSStatus.HOT) for c in self.circuits()
+                    if c["resident"]]
         queues = [pb.QueueStatus(proof_kind="porep", pending=counts.get("queued", 0),
                                  in_progress=counts.get("running", 0))]
         return pb.GetStatusResponse(loaded_srs=resident, queues=queues, total_proofs_completed=counts.get("done", 0),
@@ -286,10 +383,13 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
 
     def PreloadSRS(self, request, context):
         proof = self._circuit(request.circuit_id, context)
-        spec = porep_spec_of(get_proof(proof))
+        spec = porep_spec_of(get_proof(proof), allow_setup=self.engine.config.srs.allow_setup)
         already = spec.key in self.engine.resident
         t = time.perf_counter()
-        self.engine.warm(spec)  # on a GPU its MSM tables and witness program too: the next proof builds nothing
+        try:
+            self.engine.warm(spec)  # on a GPU its MSM tables and witness program too: the next proof builds nothing
+        except ParamsNotFoundError as e:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"{request.circuit_id}: {e}")
         return pb.PreloadSrsResponse(already_loaded=already, load_time_ms=int(1000 * (time.perf_counter() - t)))
 
     def EvictSRS(self, request, context):
@@ -302,6 +402,30 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         if circuit_id not in CIRCUITS:
             self._reject(context, f"unknown circuit id {circuit_id!r}: one of {', '.join(CIRCUITS)}")
         return CIRCUITS[circuit_id]
+
+
+@dataclass(eq=False)
+class _Live:
+    """A journaled job not yet answered: its record, submission order, engine job (None while it
+    starts), whether the engine has admitted it, and an event set once the journal holds its answer."""
+
+    rec: JobRecord
+    seq: int
+    job: Job | None = None
+    admitted: bool = False
+    ended: threading.Event = field(default_factory=threading.Event)
+
+
+def circuit_lines(circuits: list[dict]) -> list[str]:
+    """One log line per circuit: resident or not, and its official parameter file or what is missing."""
+    lines = []
+    for c in circuits:
+        where = f"official parameters {c['params']}" if c["official"] else (
+            f"no official parameters ({c['params']} missing): " + (
+                "cuzk's own stand in (srs.allow_setup)" if c["allow_setup"]
+                else "its jobs fail unless srs.allow_setup"))
+        lines.append(f"circuit {c['circuit_id']}: {'resident, ' if c['resident'] else ''}{where}")
+    return lines
 
 
 def server(service: ProvingService, listen: str, workers: int = 16) -> tuple[grpc.Server, int]:

@@ -1,8 +1,9 @@
 """The daemon's HTTP port beside gRPC (`cuzk daemon --status-listen host:port`), GET only:
 
-    /status   JSON: jobs per journal state, each live job's per-partition states, the engine's
-              workers (configured / busy), queues and devices (VRAM on CUDA), its host RAM budget
-              (used / total) and resident circuits, the daemon's restarts and last exit, uptime
+    /status   JSON: jobs per journal state, each live job's per-partition states, jobs still
+              starting, the engine's workers (configured / busy), queues and devices (VRAM on CUDA),
+              its host RAM budget (used / total), resident and loading circuits, each circuit id's
+              official parameter file (present or not), the daemon's restarts and last exit, uptime
     /metrics  Prometheus text (the service's prometheus-client registry)
     /healthz  200 while the process serves
     /readyz   200 once start-up has finished (parameters of preloaded circuits loaded, unfinished
@@ -30,7 +31,8 @@ def status(service) -> dict:
             "queue": stats["queue"], "devices": stats["devices"],
             "memory": {"host_used_bytes": stats["host"]["reserved_bytes"],
                        "host_budget_bytes": stats["host"]["total_bytes"], "budget_source": service.engine.budget.source},
-            "resident_circuits": stats["resident"],
+            "resident_circuits": stats["resident"], "loading_circuits": stats["loading"],
+            "circuits": service.circuits(), "starting_jobs": service.starting(),
             "restarts": {"count": restarts, "last_exit": asdict(last_exit) if last_exit else None}}
 
 

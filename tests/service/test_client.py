@@ -1,6 +1,6 @@
 """The Python client and `cuzk submit | await | status | metrics` against a real in-process daemon:
 a journaled finished job is attached to and answered; status and metrics; refusals are DaemonError
-with the gRPC code; the CLI commands write the proof and print status."""
+with the gRPC code, a bad payload fails its job (ProofFailedError); the CLI commands write the proof and print status."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cuzk.service.client import Client, DaemonError
+from cuzk.service.client import Client, DaemonError, ProofFailedError
 from cuzk.service.payload import wrap
 from service.test_daemon import c1, start, stop  # noqa: F401 - c1 is a fixture
 
@@ -39,8 +39,11 @@ def test_the_client(served):
             client.await_proof("missing", timeout_s=1)
         assert info.value.code == "NOT_FOUND" and "missing" in str(info.value)
         with pytest.raises(DaemonError) as info:
-            client.submit(b"{}")
+            client.submit(b"")
         assert info.value.code == "INVALID_ARGUMENT"
+        bad = client.submit(b"{}")  # a bad payload is acknowledged, then fails its job
+        with pytest.raises(ProofFailedError, match="C1FormatError"):
+            client.await_proof(bad, timeout_s=30)
 
 
 def test_the_cli_commands(served):

@@ -1,6 +1,8 @@
 """The proving service (cuzk.service.daemon) through a real gRPC server and a client built only from
-the .proto's generated stubs: malformed requests (1,000 of them) are each answered INVALID_ARGUMENT
-with a message and the server stays up; unknown jobs are NOT_FOUND; a request_id already journaled
+the .proto's generated stubs: malformed requests (1,000 of them) are each refused by the call (a bad
+field) or fail their job (a bad payload) with a typed message, and the server stays up; the queue
+positions of waiting jobs count down; a job whose official parameters are missing fails naming the
+file (no setup without srs.allow_setup); unknown jobs are NOT_FOUND; a request_id already journaled
 attaches to its job and a finished one answers from the journal; status and metrics; a 2KiB proof
 through Prove, answered again after a restart from the journal (slow); a job the closing engine
 cancels stays unfinished in the journal, a client's cancel is recorded."""
@@ -16,10 +18,10 @@ import numpy as np
 import pytest
 
 from cuzk.engine import EngineConfig, MemoryBudget
-from cuzk.engine.config import MemoryConfig, PipelineConfig
+from cuzk.engine.config import MemoryConfig, PipelineConfig, SrsConfig
 from cuzk.engine.engine import Engine, Job, Priority, porep_spec_of
 from cuzk.porep.synthetic import synthetic_c1
-from cuzk.service.daemon import GRPC_OPTIONS, ProvingService, server
+from cuzk.service.daemon import GRPC_OPTIONS, ProvingService, _Live, server
 from cuzk.service.journal import Journal
 from cuzk.service.payload import wrap
 from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
@@ -34,9 +36,9 @@ def c1():
                         rng=np.random.default_rng(3), progress=False)
 
 
-def start(tmp_path, name: str = "state"):
-    config = EngineConfig(pipeline=PipelineConfig(max_parallel_synthesis=1, gpu_queue_depth=1),
-                          memory=MemoryConfig(admission_timeout_s=60))
+def start(tmp_path, name: str = "state", allow_setup: bool = True, enabled: bool = True):
+    config = EngineConfig(pipeline=PipelineConfig(max_parallel_synthesis=1, gpu_queue_depth=1, enabled=enabled),
+                          memory=MemoryConfig(admission_timeout_s=60), srs=SrsConfig(allow_setup=allow_setup))
     engine = Engine(config, backend="cpu", budget=MemoryBudget(16 << 30, "test RAM"))
     service = ProvingService(engine, Journal(tmp_path / name))
     srv, _ = server(service, f"unix://{tmp_path}/cuzk.sock")
@@ -98,17 +100,33 @@ def malformed(c1, rng: np.random.Generator, n: int):
     return cases
 
 
-def test_a_thousand_malformed_requests_are_refused_and_the_daemon_stays_up(daemon, c1):
+REFUSED_AT_THE_CALL = (4, 5)  # malformed()'s cases whose request fields are wrong: INVALID_ARGUMENT
+
+
+def test_a_thousand_malformed_requests_fail_as_calls_or_jobs_and_the_daemon_stays_up(daemon, c1):
+    """A request with a bad field (kind, empty payload) is refused by the call; a bad payload is
+    acknowledged and fails its job, with a typed message naming what is wrong in AwaitProof."""
     service, stub = daemon
-    for req in malformed(c1, np.random.default_rng(7), 1000):
-        with pytest.raises(grpc.RpcError) as info:
-            stub.SubmitProof(req, timeout=30)
-        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (req.request_id, info.value.details())
-        assert info.value.details()
-    assert stub.GetStatus(pb.GetStatusRequest(), timeout=10).total_proofs_completed == 0
+    accepted = []
+    for i, req in enumerate(malformed(c1, np.random.default_rng(7), 1000)):
+        if i % 10 in REFUSED_AT_THE_CALL:
+            with pytest.raises(grpc.RpcError) as info:
+                stub.SubmitProof(req, timeout=30)
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (req.request_id, info.value.details())
+            assert info.value.details()
+        else:
+            assert stub.SubmitProof(req, timeout=30).job_id == req.request_id
+            accepted.append(req.request_id)
+    for request_id in accepted:
+        got = stub.AwaitProof(pb.AwaitProofRequest(job_id=request_id, timeout_ms=30_000), timeout=60)
+        assert got.status == pb.AwaitProofResponse.FAILED, (request_id, got.error_message)
+        assert got.error_message.split(":")[0] in ("C1FormatError", "InputError"), got.error_message
+    status = stub.GetStatus(pb.GetStatusRequest(), timeout=10)
+    assert status.total_proofs_completed == 0 and status.total_proofs_failed == len(accepted) == 800
     metrics = stub.GetMetrics(pb.GetMetricsRequest(), timeout=10).prometheus_text
-    assert "cuzk_requests_rejected_total 1000.0" in metrics
-    assert service.journal.counts()["queued"] == 0  # nothing refused was journaled
+    assert "cuzk_requests_rejected_total 200.0" in metrics
+    assert 'cuzk_proofs_failed_total{kind="porep"} 800.0' in metrics
+    assert not service.engine.resident and not service.engine.loading  # no bad payload reached the engine
 
 
 def test_unknown_jobs_kinds_and_circuits(daemon):
@@ -196,6 +214,6 @@ def test_a_job_the_closing_engine_cancels_stays_journaled_and_a_client_cancel_is
     client = Job("client-1", spec, [], Priority.POREP)
     client.add_done_callback(lambda j: service._finished(service.journal.get("client-1"), j))
     with service._lock:
-        service._live["client-1"] = client
+        service._jobs["client-1"] = _Live(service.journal.get("client-1"), 0, client, admitted=True)
     assert stub.CancelProof(pb.CancelProofRequest(job_id="client-1"), timeout=10).was_running
     assert client.cancelled and service.journal.get("client-1").state == "cancelled"

@@ -22,7 +22,7 @@ from cuzk.service.status import status
 from service.test_daemon import PROOF, start, stop  # tests/ is on the path
 from service.test_run import CLI, free_port, get, ready
 
-IDLE_QUEUE = {"pending": 0, "synthesis": 0, "gpu": 0}
+IDLE_QUEUE = {"loading": 0, "pending": 0, "synthesis": 0, "gpu": 0}
 
 
 @pytest.fixture(scope="module")
@@ -47,15 +47,16 @@ def poll(port: int, ok, timeout: float = 30) -> dict:
 
 def test_a_running_proof_in_status_and_metrics(tmp_path, c1):
     sock, port, config = tmp_path / "cuzk.sock", free_port(), tmp_path / "cuzk.toml"
-    config.write_text("[pipeline]\nmax_parallel_synthesis = 1\n[gpus]\ngpu_workers_per_device = 1\n")
+    config.write_text("[pipeline]\nmax_parallel_synthesis = 1\n[gpus]\ngpu_workers_per_device = 1\n"
+                      "[srs]\nallow_setup = true\n")
     proc = subprocess.Popen([sys.executable, "-c", CLI, "daemon", "--backend", "cpu", "--state-dir", str(tmp_path / "state"),
                              "--listen", f"unix://{sock}", "--status-listen", f"127.0.0.1:{port}", "--config", str(config)],
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         stub = ready(sock, proc)
         req = pb.SubmitProofRequest(request_id="porep-9-5", proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=wrap(c1, 9))
-        stub.SubmitProof(req, timeout=30)
-        doc = poll(port, lambda d: any("proving" in job["partitions"] for job in d["live"]))
+        stub.SubmitProof(req, timeout=30)  # answered at once; the circuit loads (a setup on a cold cache) after
+        doc = poll(port, lambda d: any("proving" in job["partitions"] for job in d["live"]), timeout=1200)
         code, metrics = get(port, "/metrics")
     finally:
         with contextlib.suppress(ProcessLookupError):  # the daemon, its synthesis process and resource tracker
