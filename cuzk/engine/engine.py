@@ -320,8 +320,6 @@ class Engine:
         self.config = config or EngineConfig.default()
         pipe, mem = self.config.pipeline, self.config.memory
         _use_param_cache(self.config.srs.param_cache)
-        if self.config.gpus.gpu_threads:
-            _numba_threads(self.config.gpus.gpu_threads)
         self.budget = budget or MemoryBudget.for_host(host_limit(mem.host_cap), mem.host_margin)
         self._baselines = [self.budget.reserve(_rss(), "the engine process", mem.admission_timeout_s)]
         self._engine_bytes = self._baselines[0].bytes  # reserved for the engine process itself
@@ -351,7 +349,8 @@ class Engine:
                                          initializer=_start_synthesis_process,
                                          initargs=(os.getpid(), synthesis_threads(pipe)))
         # a proof's verification and hand-over (finish) run here, so a GPU worker's next item starts
-        self._finisher = ThreadPoolExecutor(sum(dev.workers for dev in self._devices), thread_name_prefix="cuzk-finish")
+        self._finisher = ThreadPoolExecutor(sum(dev.workers for dev in self._devices), thread_name_prefix="cuzk-finish",
+                                            initializer=self._host_threads)
         self._threads = [threading.Thread(target=self._dispatch, name="cuzk-dispatch", daemon=True)]
         self._threads += [threading.Thread(target=self._gpu_worker, args=(dev,), name=f"cuzk-gpu-{dev.name}-{j}",
                                            daemon=True) for dev in self._devices for j in range(dev.workers)]
@@ -802,7 +801,15 @@ class Engine:
             dev.backend.reserve_beside_tables(_work_bytes(self.config, circuit),
                                               msm_points=max(circuit.domain_size, circuit.num_aux))
 
+    def _host_threads(self) -> None:
+        """A GPU worker's or finisher's thread: numba's parallel loops there (the host witness, the
+        proof's assembly, verification) use gpus.gpu_threads threads (0: numba's default). numba's
+        thread count belongs to each thread."""
+        if self.config.gpus.gpu_threads:
+            _numba_threads(self.config.gpus.gpu_threads)
+
     def _gpu_worker(self, dev: _Device) -> None:
+        self._host_threads()
         while (head := self._next_gpu(dev)) is not None:
             batch, back = [head], []  # back: items handed back to the queue, no longer this worker's
             try:

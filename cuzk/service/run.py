@@ -219,8 +219,9 @@ def _configuration(options: DaemonOptions) -> EngineConfig:
 
 
 def _preload(engine, circuit_ids: tuple[str, ...]) -> None:
-    """Load each circuit's parameters (official or cuzk's own, never generated here) into the engine;
-    StartupError EXIT_PARAMS naming the circuit and the file for one that is missing or unreadable."""
+    """Load each circuit's parameters into the engine: the official ones, or cuzk's own where
+    srs.allow_setup lets them stand in (never generated here); StartupError EXIT_PARAMS naming the
+    circuit and the file for one that is missing or unreadable."""
     from cuzk.engine.engine import porep_spec_of
     from cuzk.errors import CuzkError
     from cuzk.porep.params_cache import find_params, porep_stem
@@ -232,9 +233,10 @@ def _preload(engine, circuit_ids: tuple[str, ...]) -> None:
             raise StartupError(EXIT_CONFIG, f"--preload {cid}: not a circuit id (one of {', '.join(CIRCUITS)})")
         proof = get_proof(CIRCUITS[cid])
         try:
-            files = find_params(porep_stem(proof.sector_size))
+            allow = engine.config.srs.allow_setup
+            files = find_params(porep_stem(proof.sector_size), allow_own=allow)
             log.info("preloading %s from %s", cid, files.describe())
-            engine.warm(porep_spec_of(proof))
+            engine.warm(porep_spec_of(proof, allow_setup=allow))
         except CuzkError as e:
             raise StartupError(EXIT_PARAMS, f"--preload {cid}: {e}") from None
 

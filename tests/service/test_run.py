@@ -132,6 +132,7 @@ def test_preloading_a_circuit_without_readable_parameters_has_its_exit_code(tmp_
     stem = porep_stem(2048)
     code, err, log = start("none", "porep-2k")
     assert code == EXIT_PARAMS and f"{stem}.params" in err and "--preload porep-2k" in log
+    assert "srs.allow_setup" in err  # cuzk's own parameters are not looked for without it
     (params / f"{stem}.params").mkdir()
     (params / f"{stem}.vk").write_bytes(b"x")
     code, err, log = start("dir", "porep-2k")
