@@ -1,4 +1,5 @@
-"""Chaos (slow): 2KiB PoRep jobs submitted to a supervised daemon that is SIGKILLed at random moments;
+"""Chaos (slow): 2KiB PoRep jobs submitted to a supervised daemon that is SIGKILLed 20 times, each
+daemon at a random moment of its life (starting, loading the circuit, proving);
 every job finishes exactly once, with a proof that verifies and equals the journal's one record of
 it, and every kill is recorded as a kill from outside the process."""
 from __future__ import annotations
@@ -19,7 +20,7 @@ from cuzk.service.journal import Journal
 from cuzk.service.payload import wrap
 
 CLI = "import sys; from cuzk.cli import main; sys.exit(main())"
-JOBS, KILLS = 3, 2
+JOBS, KILLS = 3, 20
 
 
 def daemon_pid(state) -> int | None:
@@ -30,6 +31,16 @@ def daemon_pid(state) -> int | None:
         return None
 
 
+def next_daemon(state, killed: list[int], deadline: float) -> int:
+    """The pid of the daemon the supervisor started after the last kill, once it holds the lock."""
+    while time.monotonic() < deadline:
+        pid = daemon_pid(state)
+        if pid is not None and pid not in killed:
+            return pid
+        time.sleep(0.1)
+    raise AssertionError("the supervisor did not start a daemon again")
+
+
 @pytest.mark.slow
 def test_jobs_survive_sigkills_of_the_daemon(tmp_path):
     rng = np.random.default_rng()
@@ -37,8 +48,8 @@ def test_jobs_survive_sigkills_of_the_daemon(tmp_path):
     c1s = [synthetic_c1("StackedDrg2KiBV1_1", prover_id=bytes(32), sector_id=i, ticket=bytes([i]) * 32,
                         seed=bytes([100 + i]) * 32, rng=np.random.default_rng(i), progress=False) for i in range(JOBS)]
     sup = subprocess.Popen([sys.executable, "-c", CLI, "supervise", "--state-dir", str(state), "--backoff", "0.5",
-                            "--max-exits", str(KILLS + 3), "--", sys.executable, "-c", CLI, "daemon", "--backend", "cpu",
-                            "--state-dir", str(state), "--listen", f"unix://{sock}"])
+                            "--window", "5", "--max-exits", str(KILLS + 3), "--", sys.executable, "-c", CLI, "daemon",
+                            "--backend", "cpu", "--allow-setup", "--state-dir", str(state), "--listen", f"unix://{sock}"])
     try:
         client = Client(f"unix://{sock}", timeout_s=10)
         ids = [f"porep-chaos-{i}" for i in range(JOBS)]
@@ -50,14 +61,12 @@ def test_jobs_survive_sigkills_of_the_daemon(tmp_path):
                 pending.pop(0)
             except DaemonError:
                 time.sleep(0.5)
-        killed = []
-        for _ in range(KILLS):
-            time.sleep(float(rng.uniform(5, 40)))
-            pid = daemon_pid(state)
-            if pid is not None:
-                os.kill(pid, signal.SIGKILL)  # as the host memory watchdog did
-                killed.append(pid)
-                time.sleep(1)
+        killed: list[int] = []
+        for _ in range(KILLS):  # each daemon killed at a random moment of its life: starting, loading, proving
+            pid = next_daemon(state, killed, deadline)
+            time.sleep(float(rng.uniform(0.5, 12)))
+            os.kill(pid, signal.SIGKILL)  # as the host memory watchdog did
+            killed.append(pid)
         proofs = {}
         while len(proofs) < JOBS and time.monotonic() < deadline + 1200:
             for i, job in enumerate(ids):
