@@ -93,6 +93,9 @@ TERMINAL_STATES = ("done", "failed", "cancelled")
 MAX_REQUEST_ID = 256
 _INT64 = 1 << 63
 _SQLITE_HEADER = b"SQLite format 3\0"
+# what a sqlite3 call raises on a damaged file: its errors, and UnicodeDecodeError when the message (or
+# a column name) it decodes quotes schema text that is not UTF-8
+_FAULTS = (sqlite3.Error, UnicodeDecodeError)
 
 
 class JournalError(CuzkError):
@@ -354,7 +357,7 @@ def _damaged(qid: int, found_at: object, source: object, row_id: object, request
     """A quarantine record as a DamagedRow, or one saying that the record itself is damaged."""
     checks = (("found_at", found_at, "time"), ("row_id", row_id, "int"), ("request_id", request_id, "text?"),
               ("reason", reason, "text"))
-    if source in _ROW_TABLES and not any(_type_problem(*check) for check in checks):
+    if source in _ROW_TABLES and reason and not any(_type_problem(*check) for check in checks):
         return DamagedRow(source, row_id, request_id, reason, found_at)
     return DamagedRow("quarantine", qid, None, "this quarantine record is itself damaged",
                       found_at if _TYPES["time"][0](found_at) else None)
@@ -406,6 +409,11 @@ def _check_str(name: str, value: object, *, empty: bool = True) -> str:
     return value
 
 
+def _fault(e: Exception) -> str:
+    """A _FAULTS exception for a message."""
+    return str(e) if isinstance(e, sqlite3.Error) else "SQLite reported damaged text (not UTF-8)"
+
+
 def _connect(target: str, uri: bool, timeout: float) -> sqlite3.Connection:
     """A connection in autocommit mode whose text never fails to decode (bad UTF-8 keeps its bytes as
     lone surrogates, which the row checks refuse)."""
@@ -441,13 +449,13 @@ class Journal:
         version = self._recognise(busy_timeout_s)
         try:
             conn = _connect(str(self.path), False, busy_timeout_s)
-        except sqlite3.Error as e:
-            raise JournalError(f"{self.path}: cannot open the journal: {e}") from e
+        except _FAULTS as e:
+            raise JournalError(f"{self.path}: cannot open the journal: {_fault(e)}") from e
         try:
             self._setup(conn, version)
-        except sqlite3.Error as e:
+        except _FAULTS as e:
             conn.close()
-            raise JournalError(f"{self.path}: cannot open the journal: {e}") from e
+            raise JournalError(f"{self.path}: cannot open the journal: {_fault(e)}") from e
         except BaseException:
             conn.close()
             raise
@@ -488,7 +496,7 @@ class Journal:
             with suppress(FileExistsError):
                 os.link(tmp, self.path)
             _fsync(self.state_dir)
-        except (OSError, sqlite3.Error) as e:
+        except (OSError, *_FAULTS) as e:
             raise JournalError(f"{self.path}: cannot create the journal: {getattr(e, 'strerror', None) or e}") from e
         finally:
             if tmp is not None:
@@ -502,13 +510,13 @@ class Journal:
         uri = self.path.absolute().as_uri() + ("?mode=ro" if sidecar else "?mode=ro&immutable=1")
         try:
             conn = _connect(uri, True, timeout)
-        except sqlite3.Error as e:
-            raise JournalError(f"{self.path}: cannot open the journal: {e}") from e
+        except _FAULTS as e:
+            raise JournalError(f"{self.path}: cannot open the journal: {_fault(e)}") from e
         try:
             version = self._identify(conn)
             problem = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
-        except sqlite3.Error as e:
-            raise JournalError(f"{self.path}: not a usable SQLite database ({e})") from e
+        except _FAULTS as e:
+            raise JournalError(f"{self.path}: not a usable SQLite database ({_fault(e)})") from e
         finally:
             conn.close()
         if problem != "ok":
@@ -587,7 +595,7 @@ class Journal:
                 log.info("journal %s: migrated from schema 1 to %d", self.path, SCHEMA_VERSION)
             conn.execute("COMMIT")
         except BaseException:
-            with suppress(sqlite3.Error):
+            with suppress(*_FAULTS):
                 conn.execute("ROLLBACK")
             raise
 
@@ -613,11 +621,11 @@ class Journal:
                     conn.execute("ROLLBACK")
                     raise
                 conn.execute("COMMIT")
-            except sqlite3.Error as e:
+            except _FAULTS as e:
                 if conn.in_transaction:
-                    with suppress(sqlite3.Error):
+                    with suppress(*_FAULTS):
                         conn.execute("ROLLBACK")
-                raise JournalError(f"{self.path}: {e}") from e
+                raise JournalError(f"{self.path}: {_fault(e)}") from e
 
     def _now(self) -> float:
         return float(self._clock())

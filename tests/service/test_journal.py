@@ -514,6 +514,18 @@ def test_quick_check_failure_is_refused(five: Path) -> None:
     assert "\n" not in str(info.value) and sha(path) == hashlib.sha256(data).hexdigest()
 
 
+def test_schema_text_that_is_not_utf8_is_a_journal_error(state: Path) -> None:
+    """sqlite3 decodes an error message quoting a damaged table name as UTF-8: not a raw UnicodeDecodeError."""
+    Journal(state).close()
+    conn = sqlite3.connect(state / "journal.sqlite3", isolation_level=None)
+    conn.execute("PRAGMA writable_schema=ON")
+    conn.execute("UPDATE sqlite_master SET name = CAST(? AS TEXT), sql = 'CREATE TABLE x (' WHERE name = 'exits'",
+                 (b"ex\xc3(ts",))
+    conn.close()
+    with pytest.raises(JournalError, match=r"not a usable SQLite database \(SQLite reported damaged text"):
+        Journal(state)
+
+
 SCHEMA_1_JOURNAL = """BEGIN TRANSACTION;
 CREATE TABLE exits (id INTEGER PRIMARY KEY AUTOINCREMENT, pid INTEGER NOT NULL, code INTEGER,
                     signal INTEGER, reason TEXT NOT NULL, rss_bytes INTEGER, at REAL NOT NULL);
