@@ -60,7 +60,7 @@ from cuzk.errors import (InputError, PceFileError, PceFormatError, PceMismatchEr
 from cuzk.util.atomic import atomic_write
 from cuzk.util.cache_dirs import params_dir
 from cuzk.util.fileio import is_regular, locked, open_regular, pread_into
-from cuzk.util.jsonio import as_hex, as_int, as_object, load_json
+from cuzk.util.jsonio import as_hex, as_int, as_object, load_json, quote
 
 log = logging.getLogger("cuzk.pce")
 
@@ -320,12 +320,12 @@ def _parse(obj: object, length: int, path: str) -> PceHeader:
         _keys(s, _SECTION_KEYS, at, bad)
         name = s["name"]
         if not isinstance(name, str) or not name or name in names:
-            raise bad(f"{at}.name", f"{name!r} is not a new non-empty string")
+            raise bad(f"{at}.name", f"{quote(name)} is not a new non-empty string")
         names.add(name)
         dtype = s["dtype"]
         dtype = _dtype(dtype) if isinstance(dtype, str) and _DTYPE.fullmatch(dtype) else None
         if dtype is None:
-            raise bad(f"{at}.dtype", f"{s['dtype']!r} is not a dtype of kind b, i, u, f or c")
+            raise bad(f"{at}.dtype", f"{quote(s['dtype'])} is not a dtype of kind b, i, u, f or c")
         shape = s["shape"]
         if not isinstance(shape, list) or len(shape) > 64:
             raise bad(f"{at}.shape", "expected an array of at most 64 dimensions")
@@ -401,7 +401,7 @@ def _check_padding(fd: int, header: PceHeader, path: str) -> None:
         if pread_into(fd, memoryview(gap), cursor) < len(gap):
             raise _shrunk(fd, header, path, None)
         if any(gap):
-            raise PceFormatError(path, f"padding before section {s.name!r} is not zeros",
+            raise PceFormatError(path, f"padding before section {quote(s.name)} is not zeros",
                                  offset=cursor + next(i for i, byte in enumerate(gap) if byte))
         cursor = s.offset + s.nbytes
 
@@ -416,10 +416,11 @@ def _identity(identity: Identity) -> dict[str, IdentityValue]:
     out = {}
     for key, value in identity.items():
         if not isinstance(key, str) or not key:
-            raise InputError(f"PCE identity key {key!r}: expected a non-empty string")
+            raise InputError(f"PCE identity key {quote(key)}: expected a non-empty string")
         if not (value is None or isinstance(value, (str, bool))
                 or (type(value) is int and -(1 << 63) <= value < 1 << 64)):
-            raise InputError(f"PCE identity {key}: {value!r} is not a string, 64-bit integer, boolean or None")
+            raise InputError(f"PCE identity {quote(key)}: {quote(value)} is not a string, 64-bit integer, boolean "
+                             "or None")
         out[key] = value
     return out
 
