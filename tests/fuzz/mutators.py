@@ -3,8 +3,11 @@ dangling link...). Every function draws only from the numpy Generator it is give
 replayed from its seed alone, and returns a Mutation: the mutated value and a short description."""
 from __future__ import annotations
 
+import datetime
 import json
+import math
 import os
+import re
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -507,3 +510,39 @@ def make_kind(rng: np.random.Generator, path: Path, kind: str | None = None, hug
     with open(path, "wb") as fh:  # sparse_huge
         fh.truncate(huge)
     return path, f"file: a sparse file of {huge:,} bytes"
+
+
+# ---------------------------------------------------------------- TOML
+
+def toml_dumps(doc: dict) -> str:
+    """TOML text of a document: its top-level values, then one [table] per dict value (nested dicts
+    inline). A value TOML cannot hold (a lone surrogate, an integer over 64 bits) is written as it
+    is, for the reader to refuse."""
+    lines = [f"{toml_key(k)} = {toml_value(v)}" for k, v in doc.items() if not isinstance(v, dict)]
+    for key, table in doc.items():
+        if isinstance(table, dict):
+            lines += [f"[{toml_key(key)}]", *(f"{toml_key(k)} = {toml_value(v)}" for k, v in table.items())]
+    return "\n".join(lines) + "\n"
+
+
+def toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def toml_value(value: Any) -> str:
+    """A value in TOML syntax (strings with JSON's escapes, which are TOML's; nan and inf bare)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{toml_key(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return repr(value)

@@ -104,7 +104,8 @@ def forge(c1, rng: np.random.Generator):
 def build_seeds(root: Path, fuzz_seed: int) -> None:
     """Write every valid seed under `root` (deterministic in the seed): a small circuit's .params,
     .vk and proof, point encodings, a sealed 2KiB sector with its parents cache, its C1 output, a
-    forged 2KiB vk and proof for `cuzk verify`, and a parameter-cache entry of the small circuit."""
+    forged 2KiB vk and proof for `cuzk verify`, a parameter-cache entry of the small circuit, and the
+    seeds of state_surfaces (a journal, the small circuit's PCE file, cuzk.example.toml)."""
     import cuzk
     from cuzk import api
     from cuzk.backend import get_backend
@@ -156,6 +157,8 @@ def build_seeds(root: Path, fuzz_seed: int) -> None:
 
     with CacheEnv(root / "cache", root / "no-official"):
         params_cache.load_or_generate(STEM, circuit, progress=False, rng=rng)
+    from .state_surfaces import build_state_seeds
+    build_state_seeds(root, fuzz_seed)
     (root / "seeds.json").write_text(json.dumps({
         "fuzz_seed": fuzz_seed, "inputs": [int(x) for x in inputs], "points": points,
         "prover_id": ids["prover_id"].hex(), "sector_id": ids["sector_id"], "ticket": ids["ticket"].hex(),
@@ -812,7 +815,7 @@ class C1(Surface):
             where = random_walk(rng, obj)
             mutated = replace_at(obj, where, lambda _: value)
             return Case(f"from_json: {path_text(where)} := {name}", lambda: C1Output.from_json(mutated),
-                        self._accept(None, False))
+                        c1_accept(self.seeds, None, False))
         if op == "kind":
             path = scratch / "c1.json"
             path.write_bytes(text)
@@ -837,7 +840,7 @@ class C1(Surface):
             if data != text:
                 break
         desc = m.desc
-        accept = self._accept(meaning, m.lenient)
+        accept = c1_accept(self.seeds, meaning, m.lenient)
         if mode == "read":
             path = scratch / "c1.json"
             path.write_bytes(data)
@@ -850,22 +853,25 @@ class C1(Surface):
             return Case(f"loads(str): {desc}", lambda: C1Output.loads(s), accept)
         return Case(f"loads: {desc}", lambda: C1Output.loads(data), accept)
 
-    def _accept(self, meaning: Any, lenient: bool) -> Callable[[Any], list[Problem]]:
-        def accept(c1: Any) -> list[Problem]:
-            dump, problems = checked_call(c1.dumps, "C1Output.dumps")
-            if problems:
-                return problems
-            if dump == self.seeds.c1_dump:
-                if lenient or (meaning is not None and same_meaning(meaning, self.seeds.c1_obj)):
-                    return []
-                if meaning is None:
-                    return [("accepted", "input that is not strict JSON read as the original")]
-                return [("accepted", "a changed value read as the original")]
-            ok, problems = checked_call(lambda: c1.verify(*self.seeds.ids) or True, "C1Output.verify")
-            if ok:
-                return [("accepted", "a changed C1 output passes vanilla verification")]
+
+def c1_accept(seeds: Seeds, meaning: Any, lenient: bool) -> Callable[[Any], list[Problem]]:
+    """The oracle of an accepted C1 output: the original only from an input of the same meaning (strict
+    JSON; `lenient` for a change a reader may ignore), anything else fails vanilla verification."""
+    def accept(c1: Any) -> list[Problem]:
+        dump, problems = checked_call(c1.dumps, "C1Output.dumps")
+        if problems:
             return problems
-        return accept
+        if dump == seeds.c1_dump:
+            if lenient or (meaning is not None and same_meaning(meaning, seeds.c1_obj)):
+                return []
+            if meaning is None:
+                return [("accepted", "input that is not strict JSON read as the original")]
+            return [("accepted", "a changed value read as the original")]
+        ok, problems = checked_call(lambda: c1.verify(*seeds.ids) or True, "C1Output.verify")
+        if ok:
+            return [("accepted", "a changed C1 output passes vanilla verification")]
+        return problems
+    return accept
 
 
 # ---------------------------------------------------------------- sector directories
@@ -1581,6 +1587,8 @@ class HarnessCheck(Surface):
         return Case(f"harness case {self.index}", calls[self.index], must_refuse("bad input"), watched=[f])
 
 
+from .state_surfaces import STATE_SURFACES  # noqa: E402 - they build on the classes above
+
 SURFACES: list[type[Surface]] = [Points, Proofs, ParamsFiles, VkFiles, C1, Sectors, ParamsCache, Parents, ApiTypes,
-                                 Cli]
+                                 Cli, *STATE_SURFACES]
 SURFACE_IDS = {cls.name: i + 1 for i, cls in enumerate(SURFACES)} | {HarnessCheck.name: 99}

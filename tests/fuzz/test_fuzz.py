@@ -1,7 +1,9 @@
 """Fuzz every input surface of cuzk (issue 11) from valid seeds, seeded and deterministic.
 
 Surfaces (surfaces.py): point decoding, proof decoding, .params and .vk files, C1 outputs, sector
-directories, the parameter cache, the parents cache, API argument types and the `cuzk` CLI. Each case
+directories, the parameter cache, the parents cache, API argument types and the `cuzk` CLI; and
+(state_surfaces.py) the daemon's job journal, its SubmitProof payload, PCE files and the configuration
+file. Each case
 must be refused with a short CuzkError or give a result that is still right; any other exception, a
 hang, a signal, an accepted bad input or a changed input file fails the test, which runs every case
 and then reports all failures grouped by surface and kind, with a replayable example of each.
@@ -99,7 +101,7 @@ def _fuzz(request, fuzz_seeds: Path, tmp_path: Path, scale: float, label: str) -
 
 
 def test_fuzz(request, fuzz_seeds, tmp_path):
-    """The CI run: about 3,000 cases (each surface's `count`) in well under two minutes on two cores."""
+    """The CI run: about 4,100 cases (each surface's `count`) in about a minute on two cores."""
     summary = _fuzz(request, fuzz_seeds, tmp_path, 1.0, "default")
     narrowed = any(os.environ.get(k) for k in ("CUZK_FUZZ_REPLAY", "CUZK_FUZZ_SURFACES", "CUZK_FUZZ_SCALE"))
     assert narrowed or summary["cases"] >= 2000, summary["cases"]
@@ -108,7 +110,7 @@ def test_fuzz(request, fuzz_seeds, tmp_path):
 
 @pytest.mark.slow
 def test_fuzz_large(request, fuzz_seeds, tmp_path):
-    """Ten times the CI run (about 30,000 cases)."""
+    """Ten times the CI run (about 41,000 cases)."""
     summary = _fuzz(request, fuzz_seeds, tmp_path, 10.0, "large")
     assert not summary["failures"], runner.report(summary)
 
