@@ -24,18 +24,12 @@ import numpy as np
 from cuzk.backend.base import TemplateCircuit, check_triple, check_witness
 from cuzk.backend.cuda import loader
 from cuzk.backend.cuda.device import cupy
+from cuzk.backend.cuda.layout import MATRIX_ARRAYS, PART_FIELDS, WIDTHS, PCE_THREADS as THREADS
 from cuzk.backend.cuda.memory import Residency
 from cuzk.errors import InputError
 from cuzk.util.arrays import on_device
 
-THREADS = 256  # PCE_THREADS of the kernel
-PART_FIELDS = ("cta0", "items", "k", "row", "first", "per", "aux_col", "aux_per", "in_col", "in_per", "wire_off")
 _NO_ROW = (1 << 64) - 1
-# (attribute of a TemplateMatrix or the circuit, narrow dtype, wide dtype, `widths` bit of the wide one)
-_WIDTHS = (("tpl_indptr", np.int32, np.int64, 1), ("tpl_vars", np.int32, np.int64, 2),
-           ("wire_cols", np.int32, np.int64, 4), ("plain_cols", np.int32, np.int64, 8),
-           ("tpl_cids", np.uint16, np.uint32, 16), ("plain_cids", np.uint16, np.uint32, 32))
-_MATRIX_ARRAYS = ("tpl_indptr", "tpl_vars", "tpl_cids", "plain_indptr", "plain_cols", "plain_cids")
 
 
 def parts(pce: TemplateCircuit, threads: int = THREADS) -> np.ndarray:
@@ -62,16 +56,16 @@ def widths(pce: TemplateCircuit, matrix) -> int:
     """The kernel's `widths` bits for one of the circuit's matrices: which arrays are 64-bit (ids 32-bit).
     InputError for a dtype the kernel does not read."""
     bits = 0
-    for name, narrow, wide, bit in _WIDTHS:
+    for i, (name, narrow, wide) in enumerate(WIDTHS):
         arr = pce.wire_cols if name == "wire_cols" else getattr(matrix, name)
         if arr.dtype not in (narrow, wide):
             raise InputError(f"PCE {name} must be {np.dtype(narrow).name} or {np.dtype(wide).name}, got {arr.dtype}")
-        bits |= bit if arr.dtype == wide else 0
+        bits |= 1 << i if arr.dtype == wide else 0
     return bits
 
 
 def _host_arrays(pce: TemplateCircuit) -> list[np.ndarray]:
-    return [pce.coeffs, pce.wire_cols] + [getattr(m, name) for m in (pce.a, pce.b, pce.c) for name in _MATRIX_ARRAYS]
+    return [pce.coeffs, pce.wire_cols] + [getattr(m, name) for m in (pce.a, pce.b, pce.c) for name in MATRIX_ARRAYS]
 
 
 def resident_bytes(pce: TemplateCircuit) -> int:
@@ -87,7 +81,7 @@ def call_bytes(pce: TemplateCircuit) -> int:
 @dataclass(eq=False)
 class DevicePce:
     """A circuit's arrays on the device: the part table (nparts parts over ctas CUDA blocks), the
-    coefficients, the wire table and per matrix its six arrays (_MATRIX_ARRAYS) with its `widths` bits;
+    coefficients, the wire table and per matrix its six arrays (MATRIX_ARRAYS) with its `widths` bits;
     nbytes as resident_bytes counts them."""
 
     parts: Any
@@ -107,7 +101,7 @@ def upload(pce: TemplateCircuit) -> DevicePce:
     cp = cupy()
     table = parts(pce)
     mats = tuple(tuple(cp.asarray(np.ascontiguousarray(getattr(m, name), np.int64 if name == "plain_indptr" else None))
-                       for name in _MATRIX_ARRAYS) for m in (pce.a, pce.b, pce.c))
+                       for name in MATRIX_ARRAYS) for m in (pce.a, pce.b, pce.c))
     ctas = int((-(-table[:, 1] // THREADS)).sum())
     return DevicePce(cp.asarray(table), len(table), ctas, cp.asarray(np.ascontiguousarray(pce.coeffs)),
                      cp.asarray(np.ascontiguousarray(pce.wire_cols)), mats, bits, resident_bytes(pce))

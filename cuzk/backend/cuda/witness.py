@@ -31,7 +31,7 @@ others a thread each, on the warps after theirs.
 kernel's occupancy so that all its blocks are resident, a grid barrier between levels); otherwise
 witness_level is launched once per level of each run. The circuit's arrays go to the device as
 DevicePce (cuzk.backend.cuda.pce.upload) keeps them, the hint sides HL, HR likewise, and the program's
-arrays as stored; the kernels receive all their addresses in one struct by value (_STRUCT).
+arrays as stored; the kernels receive all their addresses in one struct by value (layout.PROGRAM_STRUCT).
 
 The program and circuit are duck-typed (cuzk.r1cs is a higher layer): `pce` has num_inputs, num_aux,
 coeffs, wire_cols, blocks and a, b, c; `program` has steps, levels, prog_levels, inv, coeff_log2, hl
@@ -48,18 +48,12 @@ from cuzk.backend.base import DEC_H, SOLVE_A, SOLVE_B, SOLVE_C
 from cuzk.backend.cuda import loader
 from cuzk.backend.cuda import pce as pce_cuda
 from cuzk.backend.cuda.device import cupy, info
+from cuzk.backend.cuda.layout import (MATRIX_ARRAYS, PROGRAM_ARRAYS, PROGRAM_MATRICES, PROGRAM_STRUCT, REC_CIDS,
+                                      REC_VARS, REC_WORDS, RUN_FIELDS, SHORT_TERMS, WP_THREADS as THREADS)
 from cuzk.errors import InputError, SynthesisError
 
-THREADS = 256  # WP_THREADS of the kernels
 LONG_TERMS = 16  # a step whose longest row has more terms takes a warp per item
-RUN_FIELDS = ("template", "k", "aux_col", "aux_per", "in_col", "in_per", "wire_off")
 _BLOCK_COLUMNS = [0, 1, 3, 4, 5, 6, 7]  # RUN_FIELDS in cuzk.r1cs.pce.BLOCK_FIELDS
-_PROGRAM_ARRAYS = ("runs", "prog_levels", "levels", "long_end", "steps", "heads", "inv", "coeffs", "coeff_log2", "wire_cols",
-                   "records")
-SHORT_TERMS = 4  # WP_SHORT of the kernels
-REC_WORDS = 28  # WP_REC_WORDS of the kernels: words of a step record
-# struct wp_program: per matrix (A, B, C, HL, HR) its six arrays and widths, then _PROGRAM_ARRAYS
-_STRUCT = np.dtype([("words", np.uint64, (5 * (len(pce_cuda._MATRIX_ARRAYS) + 1) + len(_PROGRAM_ARRAYS),))])
 
 
 def runs(pce, program) -> np.ndarray:
@@ -103,9 +97,10 @@ def step_records(pce, program, steps: np.ndarray, heads: np.ndarray) -> np.ndarr
     SHORT_TERMS terms besides its unknown one; its record holds in word 0 op | n_A << 8 | n_B << 12 |
     n_C << 16 | 1 << 24 (n_X: side X's terms but the unknown), word 1 its inv, word 2 the stored
     variable of its unknown term (a template variable, or a column in the plain program), words
-    3 + 4q + j the stored variable of side q's j-th other term and words 15 + 4q + j its coefficient
-    id. Other steps' records are 0 (the kernel reads them through heads). None when a stored
-    variable, id or inv does not fit 31 bits (the kernel then reads every step through heads)."""
+    REC_VARS + SHORT_TERMS q + j the stored variable of side q's j-th other term and words
+    REC_CIDS + SHORT_TERMS q + j its coefficient id. Other steps' records are 0 (the kernel reads them
+    through heads). None when a stored variable, id or inv does not fit 31 bits (the kernel then reads
+    every step through heads)."""
     stored = [getattr(m, name) for m in (pce.a, pce.b, pce.c) for name in ("tpl_vars", "tpl_cids", "plain_cols", "plain_cids")]
     if any(a.size and int(a.max()) >= 1 << 31 for a in stored) or (steps.size and int(steps[:, 3].max()) >= 1 << 31):
         return None
@@ -128,8 +123,8 @@ def step_records(pce, program, steps: np.ndarray, heads: np.ndarray) -> np.ndarr
                 e = first[:, q] + j
                 sel = mine & (j < count[:, q]) & ~((side == q) & (e == term))
                 slot = j - ((side == q) & (term < e))
-                rec[sel, 3 + 4 * q + slot[sel]] = stored[e[sel]]
-                rec[sel, 15 + 4 * q + slot[sel]] = cids[e[sel]]
+                rec[sel, REC_VARS + SHORT_TERMS * q + slot[sel]] = stored[e[sel]]
+                rec[sel, REC_CIDS + SHORT_TERMS * q + slot[sel]] = cids[e[sel]]
     rec[:, 1] = steps[:, 3]
     rec[:, 0] = op | others[:, 0] << 8 | others[:, 1] << 12 | others[:, 2] << 16 | 1 << 24
     rec[~short] = 0
@@ -157,7 +152,7 @@ class DeviceWitnessProgram:
 def program_bytes(program) -> int:
     """Device bytes upload_program adds next to the circuit's own arrays (DevicePce): the hint sides,
     the program's arrays, the run table and each level's end of long steps."""
-    hints = sum(getattr(m, name).nbytes for m in (program.hl, program.hr) for name in pce_cuda._MATRIX_ARRAYS)
+    hints = sum(getattr(m, name).nbytes for m in (program.hl, program.hr) for name in MATRIX_ARRAYS)
     own = sum(x.nbytes for x in (program.steps, program.levels, program.prog_levels, program.inv, program.coeff_log2))
     own += (24 + 4 * REC_WORDS) * program.steps.shape[0]  # heads, step records
     return hints + own + program.levels.nbytes + 8 * len(RUN_FIELDS) * 64
@@ -170,7 +165,7 @@ def upload_program(pce, program, dev_pce: pce_cuda.DevicePce | None = None) -> D
     bits = [pce_cuda.widths(pce, m) for m in (pce.a, pce.b, pce.c, program.hl, program.hr)]
     dev_pce = pce_cuda.upload(pce) if dev_pce is None else dev_pce
     hints = tuple(tuple(cp.asarray(np.ascontiguousarray(getattr(m, name), np.int64 if name == "plain_indptr" else None))
-                        for name in pce_cuda._MATRIX_ARRAYS) for m in (program.hl, program.hr))
+                        for name in MATRIX_ARRAYS) for m in (program.hl, program.hr))
     table = runs(pce, program)
     if program.coeff_log2.dtype != np.int16 or program.coeff_log2.shape != (pce.coeffs.shape[0],):
         raise InputError("witness program: coeff_log2 must be (ncoeff,) int16")
@@ -185,12 +180,13 @@ def upload_program(pce, program, dev_pce: pce_cuda.DevicePce | None = None) -> D
         host["records"] = records
     arrays = {name: cp.asarray(np.ascontiguousarray(arr)) for name, arr in host.items()}
     arrays["coeffs"], arrays["wire_cols"] = dev_pce.coeffs, dev_pce.wire_cols
-    words = []
-    for mat, width in zip((*dev_pce.matrices, *hints), bits):
-        words += [x.data.ptr for x in mat] + [width]
-    words += [arrays[name].data.ptr if name in arrays else 0 for name in _PROGRAM_ARRAYS]  # no records: 0
-    args = np.zeros(1, _STRUCT)
-    args["words"][0] = words
+    args = np.zeros(1, PROGRAM_STRUCT)
+    for m, mat, width in zip(PROGRAM_MATRICES, (*dev_pce.matrices, *hints), bits):
+        for name, x in zip(MATRIX_ARRAYS, mat):
+            args[f"{m}_{name}"] = x.data.ptr
+        args[f"{m}_widths"] = width
+    for name, _, _ in PROGRAM_ARRAYS:
+        args[name] = arrays[name].data.ptr if name in arrays else 0  # no records: null
     return DeviceWitnessProgram(dev_pce, hints, tuple(arrays.values()), args, table, program.prog_levels,
                                 program.levels, long_end, pce.num_inputs + pce.num_aux)
 

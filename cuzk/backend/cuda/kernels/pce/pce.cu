@@ -19,9 +19,9 @@ extern "C" __global__ void __launch_bounds__(PCE_THREADS) pce_evaluate(
     const void* plain_cids, const uint4* __restrict__ coeffs, const uint4* __restrict__ w, uint4* out, u32 widths) {
   PceItem it;
   if (!pce_locate(parts, nparts, it)) return;
-  const PceMatrix m{tpl_indptr, tpl_vars, tpl_cids, wire_cols, plain_indptr, plain_cols, plain_cids, widths};
+  const PceMatrix m{tpl_indptr, tpl_vars, tpl_cids, plain_indptr, plain_cols, plain_cids, widths};
   fr_t acc = {{0, 0, 0, 0, 0, 0, 0, 0}};
-  pce_walk(it, m, [&](long long col, u32 id, bool) { acc = pce_term(acc, pce_load(w, col), id, coeffs); });
+  pce_walk(it, m, wire_cols, [&](long long col, u32 id, bool) { acc = pce_term(acc, pce_load(w, col), id, coeffs); });
   out[2 * it.row] = make_uint4(acc.v[0], acc.v[1], acc.v[2], acc.v[3]);
   out[2 * it.row + 1] = make_uint4(acc.v[4], acc.v[5], acc.v[6], acc.v[7]);
 }

@@ -14,30 +14,8 @@
 // uint4), as the host's 4 x uint64 limbs.
 #pragma once
 #include "ff/fr.cuh"
-
-#define PCE_THREADS 256
-
-// columns of a part (PART_FIELDS in pce.py); k = 0 marks a plain segment
-#define P_CTA0 0
-#define P_ITEMS 1
-#define P_K 2
-#define P_ROW 3
-#define P_FIRST 4
-#define P_PER 5
-#define P_AUX_COL 6
-#define P_AUX_PER 7
-#define P_IN_COL 8
-#define P_IN_PER 9
-#define P_WIRE_OFF 10
-#define P_FIELDS 11
-
-// bits of `widths`: the arrays stored 64-bit (ids: 32-bit)
-#define W_TPL_INDPTR 1
-#define W_TPL_VARS 2
-#define W_WIRE_COLS 4
-#define W_PLAIN_COLS 8
-#define W_TPL_CIDS 16
-#define W_PLAIN_CIDS 32
+// layout.cuh: PCE_THREADS, the part columns P_*, the W_* bits of `widths`, PceMatrix
+#include "layout.cuh"
 
 __device__ __forceinline__ fr_t pce_load(const uint4* __restrict__ p, u64 i) {
   const uint4 lo = __ldg(p + 2 * i), hi = __ldg(p + 2 * i + 1);
@@ -53,18 +31,6 @@ __device__ __forceinline__ long long pce_index(const void* p, u64 e, bool wide) 
 __device__ __forceinline__ u32 pce_id(const void* p, u64 e, bool wide) {
   return wide ? __ldg(static_cast<const u32*>(p) + e) : (u32)__ldg(static_cast<const unsigned short*>(p) + e);
 }
-
-// One matrix (A, B or C) of the circuit as the kernels take it.
-struct PceMatrix {
-  const void* tpl_indptr;
-  const void* tpl_vars;
-  const void* tpl_cids;
-  const void* wire_cols;
-  const long long* plain_indptr;
-  const void* plain_cols;
-  const void* plain_cids;
-  u32 widths;
-};
 
 // The item of one thread: its part, item index j, k (0: plain), template row r and instance i (a
 // block's item), the matrix row, and a key equal exactly for the threads of one template row of one
@@ -101,10 +67,10 @@ __device__ __forceinline__ bool pce_locate(const long long* __restrict__ parts, 
   return true;
 }
 
-// term(col, id, fixed) for each term of the item's row in order; fixed: a template term of kind 0,
-// which names the same column in every instance.
+// term(col, id, fixed) for each term of the item's row in order (wire_cols: the circuit's wire
+// table); fixed: a template term of kind 0, which names the same column in every instance.
 template <class Term>
-__device__ __forceinline__ void pce_walk(const PceItem& it, const PceMatrix& m, Term&& term) {
+__device__ __forceinline__ void pce_walk(const PceItem& it, const PceMatrix& m, const void* wire_cols, Term&& term) {
   const long long* part = it.part;
   if (it.k == 0) {
     const u64 q = part[P_FIRST] + it.j;
@@ -125,7 +91,7 @@ __device__ __forceinline__ void pce_walk(const PceItem& it, const PceMatrix& m, 
       const long long col = kind == 0   ? index
                             : kind == 1 ? aux0 + index
                             : kind == 2 ? in0 + index
-                                        : pce_index(m.wire_cols, wire0 + index * (long long)k, wide_wire);
+                                        : pce_index(wire_cols, wire0 + index * (long long)k, wide_wire);
       term(col, pce_id(m.tpl_cids, e, wide_id), kind == 0);
     }
   }

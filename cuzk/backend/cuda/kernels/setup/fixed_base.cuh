@@ -17,8 +17,8 @@
 #pragma once
 #include "ec/xyzz.cuh"
 #include "ff/fr.cuh"
-
-#define FB_THREADS 128
+// layout.cuh: FB_THREADS
+#include "layout.cuh"
 
 // bits [at, at + c) of a canonical scalar (c < 32; bits past 256 read as zero)
 __device__ __forceinline__ u32 fb_bits(const fr_t& s, int at, int c) {

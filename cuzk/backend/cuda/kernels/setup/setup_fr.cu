@@ -82,9 +82,9 @@ extern "C" __global__ void __launch_bounds__(PCE_THREADS) pce_transpose(
   if (!live) return;
   const u32 group = __match_any_sync(lanes, it.key), me = 1u << (threadIdx.x & 31);
   const bool leader = (group & (0u - group)) == me;
-  const PceMatrix m{tpl_indptr, tpl_vars, tpl_cids, wire_cols, plain_indptr, plain_cols, plain_cids, widths};
+  const PceMatrix m{tpl_indptr, tpl_vars, tpl_cids, plain_indptr, plain_cols, plain_cids, widths};
   const fr_t l = pce_load(lag, it.row), zero = {{0, 0, 0, 0, 0, 0, 0, 0}};
-  pce_walk(it, m, [&](long long col, u32 id, bool fixed) {
+  pce_walk(it, m, wire_cols, [&](long long col, u32 id, bool fixed) {
     const fr_t p = id == 0 ? l : id == 1 ? fr_sub(zero, l) : fr_mul(pce_load(coeffs, id), l);
     unsigned long long* dst = acc + 8 * (u64)col;
     if (fixed && group != me) {  // every lane of the group names col here

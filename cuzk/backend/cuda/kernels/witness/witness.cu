@@ -32,63 +32,8 @@
 // w is read and written through L2 (ld/st.global.cg): other blocks write it between levels.
 // Index arrays are read as stored, 32- or 64-bit (ids 16- or 32-bit), by pce.cu's `widths` bits.
 #include "ff/fr.cuh"
-
-#define WP_THREADS 256
-#define WP_SHORT 4  // a thread's step loads every term of rows of at most WP_SHORT terms at once
-#define WP_REC_WORDS 28  // words of a step record (witness.py step_records)
-
-// ops (cuzk.r1cs.witness_program)
-#define OP_SOLVE_C 0
-#define OP_SOLVE_A 1
-#define OP_SOLVE_B 2
-#define OP_DEC_A 3
-#define OP_DEC_C 4
-#define OP_DEC_H 5
-
-// columns of a run (RUN_FIELDS in witness.py); k = 0 marks the plain program
-#define R_TEMPLATE 0
-#define R_K 1
-#define R_AUX_COL 2
-#define R_AUX_PER 3
-#define R_IN_COL 4
-#define R_IN_PER 5
-#define R_WIRE_OFF 6
-#define R_FIELDS 7
-
-// bits of a matrix's `widths` (pce.cu's): the arrays stored 64-bit (ids: 32-bit)
-#define W_TPL_INDPTR 1
-#define W_TPL_VARS 2
-#define W_WIRE_COLS 4
-#define W_PLAIN_COLS 8
-#define W_TPL_CIDS 16
-#define W_PLAIN_CIDS 32
-
-// One of A, B, C, HL, HR as cuzk.r1cs.pce.PceMatrix stores it (plain_indptr 64-bit).
-struct wp_matrix {
-  const void* tpl_indptr;
-  const void* tpl_vars;
-  const void* tpl_cids;
-  const long long* plain_indptr;
-  const void* plain_cols;
-  const void* plain_cids;
-  u64 widths;
-};
-
-// The program and the circuit arrays it reads, passed by value (witness.py `_STRUCT` lays it out).
-struct wp_program {
-  wp_matrix a, b, c, hl, hr;
-  const long long* runs;         // (nruns, R_FIELDS)
-  const long long* prog_levels;  // (ntpl + 2,)
-  const long long* levels;       // (nlevels + 1,)
-  const long long* long_end;     // (nlevels,): level L's long steps are levels[L] .. long_end[L]
-  const long long* steps;        // (nsteps, 4): op, row, term, inv
-  const int* heads;              // (nsteps, 6): the first term and term count of each of its three sides
-  const uint4* inv;              // (ninv,) Fr, Montgomery
-  const uint4* coeffs;           // (ncoeff,) Fr, Montgomery; id 0 = 1, id 1 = -1
-  const short* coeff_log2;       // (ncoeff,) e where coeffs[id] = 2^e, else -1
-  const void* wire_cols;
-  const int4* records;           // (nsteps, WP_REC_WORDS) int32 short-SOLVE step records, or null
-};
+// layout.cuh: WP_*, the ops OP_*, the run columns R_*, the W_* bits, PceMatrix, wp_program
+#include "layout.cuh"
 
 // Instance i of a run: where its template variables live (k = 0: the plain program).
 struct wp_inst {
@@ -121,12 +66,12 @@ __device__ __forceinline__ u32 wp_id(const void* p, u64 e, bool wide) {
 }
 
 // term e as stored: its column (plain program) or its template variable
-__device__ __forceinline__ long long wp_raw(const wp_matrix& m, const wp_inst& x, u64 e) {
+__device__ __forceinline__ long long wp_raw(const PceMatrix& m, const wp_inst& x, u64 e) {
   return x.k == 0 ? wp_index(m.plain_cols, e, m.widths & W_PLAIN_COLS) : wp_index(m.tpl_vars, e, m.widths & W_TPL_VARS);
 }
 
 // the column of a stored term `raw` (wp_raw) in instance x
-__device__ __forceinline__ long long wp_resolve(const wp_program& p, const wp_matrix& m, const wp_inst& x,
+__device__ __forceinline__ long long wp_resolve(const wp_program& p, const PceMatrix& m, const wp_inst& x,
                                                 long long raw) {
   if (x.k == 0) return raw;
   const long long index = raw >> 2;
@@ -139,11 +84,11 @@ __device__ __forceinline__ long long wp_resolve(const wp_program& p, const wp_ma
 }
 
 // the column of term e in instance x
-__device__ __forceinline__ long long wp_col(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 e) {
+__device__ __forceinline__ long long wp_col(const wp_program& p, const PceMatrix& m, const wp_inst& x, u64 e) {
   return wp_resolve(p, m, x, wp_raw(m, x, e));
 }
 
-__device__ __forceinline__ u32 wp_cid(const wp_matrix& m, const wp_inst& x, u64 e) {
+__device__ __forceinline__ u32 wp_cid(const PceMatrix& m, const wp_inst& x, u64 e) {
   return x.k == 0 ? wp_id(m.plain_cids, e, m.widths & W_PLAIN_CIDS) : wp_id(m.tpl_cids, e, m.widths & W_TPL_CIDS);
 }
 
@@ -186,7 +131,7 @@ __device__ __forceinline__ fr_t wp_add_term(const fr_t& acc, const fr_t& y, u32 
 // `lane` of LANES takes terms e0 + lane, e0 + lane + LANES, ...; every lane gets the sum. (Loops over
 // terms are unrolled so that several terms' chains of loads are in flight at once.)
 template <int LANES>
-__device__ __forceinline__ fr_t wp_dot(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 e0, u64 e1,
+__device__ __forceinline__ fr_t wp_dot(const wp_program& p, const PceMatrix& m, const wp_inst& x, u64 e0, u64 e1,
                                        u64 skip, bool known_only, const uint4* w, u32 lane) {
   fr_t acc = {{0, 0, 0, 0, 0, 0, 0, 0}};
 #pragma unroll 4
@@ -205,7 +150,7 @@ __device__ __forceinline__ fr_t wp_dot(const wp_program& p, const wp_matrix& m, 
 // integer (Fr one or zero), the bit then cleared so that it is taken once (the lanes split the
 // targets, whose exponents are distinct); false when v has a bit that no lane took.
 template <int LANES>
-__device__ __forceinline__ bool wp_bits(const wp_program& p, const wp_matrix& m, const wp_inst& x, u64 e0, u64 e1,
+__device__ __forceinline__ bool wp_bits(const wp_program& p, const PceMatrix& m, const wp_inst& x, u64 e0, u64 e1,
                                         const fr_t& v, uint4* w, u32 lane) {
   fr_t rest = fr_from_mont(v);
   const fr_t one = wp_const(p.coeffs, 0);
@@ -243,15 +188,15 @@ __device__ __forceinline__ bool wp_bits(const wp_program& p, const wp_matrix& m,
 // `unknown` leaves out term `term`, side `dec` its targets, as wp_dot does. (The same gathering for
 // a warp's long rows, 8 terms a lane, measured slower on the H200 than wp_dot's loop: 78 ms against
 // 58 for the 2KiB witness.)
-__device__ __forceinline__ void wp_sides_short(const wp_program& p, const wp_matrix& m0, const wp_matrix& m1,
-                                               const wp_matrix& m2, const wp_inst& x, const u64 e0[3],
+__device__ __forceinline__ void wp_sides_short(const wp_program& p, const PceMatrix& m0, const PceMatrix& m1,
+                                               const PceMatrix& m2, const wp_inst& x, const u64 e0[3],
                                                const u64 n[3], u64 term, int unknown, int dec, const uint4* w,
                                                fr_t sum[3]) {
   long long col[3][WP_SHORT];
   u32 id[3][WP_SHORT];
 #pragma unroll
   for (int q = 0; q < 3; q++) {
-    const wp_matrix& m = q == 0 ? m0 : q == 1 ? m1 : m2;
+    const PceMatrix& m = q == 0 ? m0 : q == 1 ? m1 : m2;
 #pragma unroll
     for (int j = 0; j < WP_SHORT; j++) {  // a valid term for every j (the row's last again), loaded unconditionally
       const u64 e = e0[q] + min((u64)j, n[q] - 1);
@@ -300,7 +245,8 @@ __device__ __forceinline__ void wp_solve_record(const wp_program& p, const int* 
 #pragma unroll
   for (int q = 0; q < 3; q++) {
 #pragma unroll
-    for (int j = 0; j < WP_SHORT; j++) col[q][j] = j < n[q] ? wp_resolve(p, p.a, x, (long long)r[3 + 4 * q + j]) : 0;
+    for (int j = 0; j < WP_SHORT; j++)
+      col[q][j] = j < n[q] ? wp_resolve(p, p.a, x, (long long)r[WP_REC_VARS + WP_SHORT * q + j]) : 0;
   }
   const long long target = wp_resolve(p, p.a, x, (long long)r[2]);
   const fr_t inv = wp_const(p.inv, (u64)r[1]);
@@ -316,7 +262,7 @@ __device__ __forceinline__ void wp_solve_record(const wp_program& p, const int* 
     sum[q] = fr_t{{0, 0, 0, 0, 0, 0, 0, 0}};
 #pragma unroll
     for (int j = 0; j < WP_SHORT; j++)
-      if (j < n[q]) sum[q] = wp_add_term(sum[q], y[q][j], (u32)r[15 + 4 * q + j], p.coeffs);
+      if (j < n[q]) sum[q] = wp_add_term(sum[q], y[q][j], (u32)r[WP_REC_CIDS + WP_SHORT * q + j], p.coeffs);
   }
   // SOLVE_C: (A.w B.w - C'.w) inv; SOLVE_A: (C.w - B.w A'.w) inv; SOLVE_B: (C.w - A.w B'.w) inv
   const fr_t value = op == OP_SOLVE_C ? fr_mul(fr_sub(fr_mul(sum[0], sum[1]), sum[2]), inv)
@@ -356,7 +302,7 @@ __device__ __forceinline__ bool wp_step(const wp_program& p, u64 s, const wp_ins
     n[q] = (u32)__ldg(hd + 3 + q);
   }
   const bool hint = op == OP_DEC_H;
-  const wp_matrix m0 = hint ? p.hl : p.a, m1 = hint ? p.hr : p.b;
+  const PceMatrix m0 = hint ? p.hl : p.a, m1 = hint ? p.hr : p.b;
   const int unknown = op == OP_SOLVE_A ? 0 : op == OP_SOLVE_B ? 1 : op == OP_SOLVE_C ? 2 : -1;
   const int dec = op == OP_DEC_A ? 0 : op == OP_DEC_H ? 1 : op == OP_DEC_C ? 2 : -1;
   fr_t sum[3];
