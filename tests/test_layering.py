@@ -21,6 +21,9 @@ a constant name. The rules, each named in a failure:
 - prover-getattr: groth16/prover.py reaches the backend through the interface: no getattr/hasattr
   on it.
 - private: a private module (a name starting with _) is imported only from its own package.
+- private-name: no module imports or reaches a private name (`_x`, not a module) of another cuzk
+  module: `from cuzk.a import _x`, or `m._x` where m names an imported cuzk module (PRIVATE_ALLOWED
+  lists exceptions).
 - alias: no one-letter alias of a module (`import x as L`, `from x import y as S` with y a module).
 """
 from __future__ import annotations
@@ -56,6 +59,11 @@ ALLOWED_SIBLINGS = {("cuzk.util", "cuzk.errors")}
 BACKEND_ALLOWED = {("cuzk.selftest", "cuzk.backend.cuda.loader"), ("cuzk.cli", "cuzk.backend.cuda.loader"),
                    ("cuzk.cli", "cuzk.backend.cuda.device")}
 BACKEND_PUBLIC = {"cuzk.backend", "cuzk.backend.base"}
+# (importer module, private name as module.name) that may be reached: cuda/backend.py reads msm's
+# point words and shape under their old names until it takes them from cuzk.backend.cuda.layout
+# (WORDS, POINT_SHAPE), where they are public.
+PRIVATE_ALLOWED = {("cuzk.backend.cuda.backend", "cuzk.backend.cuda.msm._WORDS"),
+                   ("cuzk.backend.cuda.backend", "cuzk.backend.cuda.msm._SHAPE")}
 PROVER = "cuzk.groth16.prover"
 
 
@@ -205,6 +213,45 @@ def check_import(imp: Import, modules: dict[str, Path]) -> list[Violation]:
     return found
 
 
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and name != "_"
+
+
+def private_names(source: str, path: str, importer: str, is_package: bool, modules: set[str]) -> list[Violation]:
+    """The private names of other cuzk modules that one module imports (`from cuzk.a import _x`) or
+    reaches as an attribute of a name bound to an imported cuzk module (`m._x`, `cuzk.a._x`)."""
+    tree = ast.parse(source, filename=path)
+    bound: dict[str, str] = {}  # local (dotted) name -> the cuzk module it names
+    found: list[Violation] = []
+
+    def bad(line: int, module: str, name: str, how: str) -> None:
+        if module != importer and (importer, f"{module}.{name}") not in PRIVATE_ALLOWED:
+            found.append(Violation(path, line, importer, f"{module}.{name}", "private-name",
+                                   f"{how} a private name of another module: make it public where it is shared"))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    bound[a.asname] = a.name
+                else:
+                    parts = a.name.split(".")
+                    bound.update({".".join(parts[:i]): ".".join(parts[:i]) for i in range(1, len(parts) + 1)})
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve_relative(importer, is_package, node.level, node.module) if node.level else node.module or ""
+            for a in node.names:
+                if f"{base}.{a.name}" in modules:
+                    bound[a.asname or a.name] = f"{base}.{a.name}"
+                elif base in modules and _is_private(a.name):
+                    bad(node.lineno, base, a.name, "imports")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            module = bound.get(ast.unparse(node.value))
+            if module in modules:
+                bad(node.lineno, module, node.attr, "reaches")
+    return found
+
+
 def _backend_names(tree: ast.AST) -> set[str]:
     """Names in a module that hold a backend: any name with 'backend' in it, and arguments typed Backend."""
     names = set()
@@ -237,6 +284,7 @@ def scan(root: Path = ROOT) -> tuple[list[Violation], dict[str, Path]]:
         source = path.read_text()
         for imp in imports_of(source, rel, name, _is_package(path), names):
             violations.extend(check_import(imp, modules))
+        violations.extend(private_names(source, rel, name, _is_package(path), names))
         if name == PROVER:
             violations.extend(getattr_on_backend(source, rel))
     return list(dict.fromkeys(violations)), modules  # one line per (place, import, rule)
@@ -283,6 +331,11 @@ def test_checker_finds_each_rule(tmp_path):
         "cuzk/ff/fields.py": "from . import _wide\ndef f():\n    from ..groth16 import prover\n",
         "cuzk/ec/__init__.py": "",
         "cuzk/ec/curves.py": "from cuzk.ff import _wide\nimport cuzk.hashes.sha256 as S\n",
+        "cuzk/ec/points.py": "from cuzk.ff.fields import _helper, public\nfrom cuzk.ff import fields\n"
+                             "import cuzk.ff.fields\nfrom . import curves\nimport cuzk.ff.fields as ff_fields\n"
+                             "def f(m):\n"
+                             "    return (fields._other, cuzk.ff.fields._third, ff_fields._fourth, curves._x,\n"
+                             "            fields.__name__, fields.public, m._not_a_module, _own)\n",
         "cuzk/hashes/__init__.py": "",
         "cuzk/hashes/sha256.py": "",
         "cuzk/backend/__init__.py": "",
@@ -313,6 +366,11 @@ def test_checker_finds_each_rule(tmp_path):
         ("cuzk.groth16.prover", "getattr(backend, 'msm_g1_sparse')", "prover-getattr"),
         ("cuzk.groth16.prover", "hasattr(be, 'x')", "prover-getattr"),
         ("cuzk.cli", "cuzk.backend.cuda.msm", "backend-facade"),
+        ("cuzk.ec.points", "cuzk.ff.fields._helper", "private-name"),  # from-import
+        ("cuzk.ec.points", "cuzk.ff.fields._other", "private-name"),   # attribute of an imported module
+        ("cuzk.ec.points", "cuzk.ff.fields._third", "private-name"),   # through its dotted name
+        ("cuzk.ec.points", "cuzk.ff.fields._fourth", "private-name"),  # through an alias
+        ("cuzk.ec.points", "cuzk.ec.curves._x", "private-name"),       # a module of the same package
     }
     assert got == want, f"missing: {want - got}\nunexpected: {got - want}"
 

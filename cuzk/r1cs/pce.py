@@ -287,8 +287,8 @@ def build(cs: ConstraintSystem) -> PCE:
     ni, na = cs.num_inputs, cs.num_aux
     col_type = _INT_TYPES[ni + na >= 2**31]
     id_type = _ID_TYPES[len(table) > 1 << 16]
-    tpls, plains, blocks, wires, segs = _split([r.chunks for r in recorded], ni, id_type, cs.num_constraints)
-    mats = {name: _matrix(t, p, col_type, id_type) for name, t, p in zip(MATRICES, tpls, plains)}
+    tpls, plains, blocks, wires, segs = split_chunks([r.chunks for r in recorded], ni, id_type, cs.num_constraints)
+    mats = {name: pce_matrix(t, p, col_type, id_type) for name, t, p in zip(MATRICES, tpls, plains)}
     tpl_rows = np.zeros(len(tpls[0]) + 1, np.int64)
     np.cumsum([len(body[0]) for body in tpls[0]], out=tpl_rows[1:])
     blocks = np.array(blocks, np.int64).reshape(-1, len(BLOCK_FIELDS))
@@ -331,7 +331,7 @@ def _array_names() -> list[str]:
     return names
 
 
-def _split(chunks: list[list], ni: int, id_type, num_constraints: int):
+def split_chunks(chunks: list[list], ni: int, id_type, num_constraints: int):
     """Walk the recorded chunks of A, B, C (templates and plain-row arrays, at the same rows in all
     three) into: per matrix the distinct templates' (counts, vars, cids) and the plain chunks'
     (counts, columns, cids); one BLOCK_FIELDS tuple per block; the wire tables (flat columns); the
@@ -382,7 +382,11 @@ def _split(chunks: list[list], ni: int, id_type, num_constraints: int):
     return tpls, plains, blocks, wires, segs
 
 
-def _matrix(tpls: list[tuple], plains: list[tuple], col_type, id_type) -> PceMatrix:
+def pce_matrix(tpls: list[tuple], plains: list[tuple], col_type, id_type) -> PceMatrix:
+    """One matrix from its templates' (counts, vars, cids) and plain chunks' (counts, cols, cids), as
+    split_chunks gives them: CSR over the templates' rows one after the other (indptr int32 unless the
+    terms need int64, variables int32 where they fit) and over the plain rows (indptr int64, columns
+    col_type); coefficient ids id_type."""
     tnnz = sum(body[1].size for body in tpls)
     cat = lambda parts, dtype: np.concatenate([np.zeros(0, dtype)] + parts)  # noqa: E731
     return PceMatrix(_offsets([b[0] for b in tpls], _INT_TYPES[tnnz >= 2**31]),

@@ -48,9 +48,8 @@ from cuzk.backend import get_backend
 from cuzk.backend.base import DEC_A, DEC_C, DEC_H, SOLVE_A, SOLVE_B, SOLVE_C, WITNESS_OPS
 from cuzk.errors import InputError
 from cuzk.ff.fields import Fr
-from cuzk.r1cs import pce as pce_mod
 from cuzk.r1cs.lc import R
-from cuzk.r1cs.pce import PCE, PceMatrix
+from cuzk.r1cs.pce import PCE, VAR_AUX, PceMatrix, pce_matrix, split_chunks
 
 _KNOWN, _NEVER, _ONE = -1, -2, -3  # term codes of the solver besides unknown ids >= 0
 LONG_ROW = 16  # a row longer than this makes a slow level on a GPU (cuzk.backend.cuda.witness.LONG_TERMS)
@@ -116,7 +115,7 @@ def hint_matrices(cs, pce: PCE) -> tuple[PceMatrix, PceMatrix, np.ndarray]:
     hint_rows = cs.hint_recording()
     ni = pce.num_inputs
     id_type = pce.a.tpl_cids.dtype
-    tpls, plains, blocks, _, _ = pce_mod._split([r.chunks for r in hint_rows], ni, id_type, cs.num_hints)
+    tpls, plains, blocks, _, _ = split_chunks([r.chunks for r in hint_rows], ni, id_type, cs.num_hints)
     if len(blocks) != pce.blocks.shape[0]:
         raise InputError("the hints and the PCE disagree on the batch blocks")
     ntpl = pce.tpl_rows.shape[0] - 1
@@ -128,7 +127,7 @@ def hint_matrices(cs, pce: PCE) -> tuple[PceMatrix, PceMatrix, np.ndarray]:
         of_tpl[t] = hblock[0]
     order = [int(h) for h in of_tpl]
     col_type = pce.a.plain_cols.dtype
-    mats = [pce_mod._matrix([tpls[s][h] for h in order], plains[s], col_type, id_type) for s in (0, 1)]
+    mats = [pce_matrix([tpls[s][h] for h in order], plains[s], col_type, id_type) for s in (0, 1)]
     tpl_hints = np.zeros(ntpl + 1, np.int64)
     np.cumsum([len(tpls[0][h][0]) for h in order], out=tpl_hints[1:])
     return mats[0], mats[1], tpl_hints
@@ -176,7 +175,7 @@ def _template_side(m: PceMatrix, r0: int, r1: int):
     ptr = m.tpl_indptr[r0:r1 + 1].astype(np.int64)
     e0, e1 = int(ptr[0]), int(ptr[-1])
     var = m.tpl_vars[e0:e1].astype(np.int64)
-    codes = np.where((var & 3) == pce_mod.VAR_AUX, var >> 2, np.where(var == 0, _ONE, _KNOWN))
+    codes = np.where((var & 3) == VAR_AUX, var >> 2, np.where(var == 0, _ONE, _KNOWN))
     return ptr - e0, codes, m.tpl_cids[e0:e1].astype(np.int64), e0
 
 

@@ -19,7 +19,7 @@ TILE_INSTANCES = 8
 
 
 @njit(inline="always")
-def _term(acc, x, cid, coeffs):
+def add_term(acc, x, cid, coeffs):
     """acc + coeffs[cid] * x; ids 0 / 1 are +1 / -1."""
     if cid == 0:
         return limbs.fr_add(acc, x)
@@ -38,7 +38,7 @@ def _evaluate(tiles, blocks, tpl_rows, indptr, tvars, tcids, wire_cols, pindptr,
             for p in range(r0, r1):
                 acc = limbs.FR_ZERO
                 for e in range(pindptr[p], pindptr[p + 1]):
-                    acc = _term(acc, limbs.fr_load(w[pcols[e]]), pcids[e], coeffs)
+                    acc = add_term(acc, limbs.fr_load(w[pcols[e]]), pcids[e], coeffs)
                 limbs.fr_store(out[i0 + p - r0], acc)
             continue
         tpl, k, row_base, wire_off = blocks[b, 0], blocks[b, 1], blocks[b, 2], blocks[b, 7]
@@ -59,7 +59,7 @@ def _evaluate(tiles, blocks, tpl_rows, indptr, tvars, tcids, wire_cols, pindptr,
                         col = in0 + index
                     else:
                         col = np.int64(wire_cols[wire_off + index * k + i])
-                    acc = _term(acc, limbs.fr_load(w[col]), tcids[e], coeffs)
+                    acc = add_term(acc, limbs.fr_load(w[col]), tcids[e], coeffs)
                 limbs.fr_store(out[row_base + i * per + r], acc)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from cuzk.backend.base import DEC_A, DEC_C, DEC_H, SOLVE_A, SOLVE_C, check_program_witness
-from cuzk.backend.cpu.pce import _term
+from cuzk.backend.cpu.pce import add_term
 from cuzk.errors import SynthesisError
 from cuzk.ff import limbs
 
@@ -42,7 +42,7 @@ def _lc(ptr, vars_, cids, row, skip, known_only, plain, aux0, in0, wire_off, k, 
         col = np.int64(vars_[e]) if plain else _col(np.int64(vars_[e]), aux0, in0, wire_off, k, i, wire_cols)
         if known_only and col != 0 and log2[cids[e]] >= 0:
             continue
-        acc = _term(acc, limbs.fr_load(w[col]), cids[e], coeffs)
+        acc = add_term(acc, limbs.fr_load(w[col]), cids[e], coeffs)
     return acc
 
 

@@ -19,15 +19,14 @@ import numpy as np
 
 from cuzk.backend.cuda import loader
 from cuzk.backend.cuda.device import cupy
+from cuzk.backend.cuda.layout import POINT_SHAPE, WORDS
 from cuzk.backend.cuda.memory import VramBudget
 from cuzk.errors import InputError, VramBudgetError
 
 __all__ = ["MsmInputError", "MsmBytes", "MsmPlan", "PreparedBases", "choose_plan", "msm_bytes", "pippenger",
            "plan_for", "scalar_mul_points", "to_numpy_points", "windows"]
 
-_FQ_WORDS = 12
-_WORDS = {"g1": 2 * _FQ_WORDS, "g2": 4 * _FQ_WORDS}  # u32 words per affine point
-_SHAPE = {"g1": (2, 6), "g2": (2, 2, 6)}
+_WORDS, _SHAPE = WORDS, POINT_SHAPE  # layout's WORDS, POINT_SHAPE under the names cuda/backend.py reaches
 _L0_MIN, _L0_MAX = 32, 256  # points per item when summing buckets, sized for about target_items items
 _WAVES = 8  # bucket-sum items: about this many waves of one _THREADS-thread block per SM
 _L1 = 16  # partial sums per item in later passes
@@ -99,7 +98,7 @@ def msm_bytes(group: str, n: int, c: int, m: int, sparse: bool, items: int) -> M
     the later levels at most I/3 + 3 K items. It ignores CuPy's pool rounding and fragmentation,
     which the budget's headroom (DEFAULT_FRACTION) absorbs.
     """
-    a = 4 * _WORDS[group]
+    a = 4 * WORDS[group]
     x = 2 * a
     w = windows(c)
     sets = -(-w // m)
@@ -170,7 +169,7 @@ def new_bytes(plan: MsmPlan, bases_held: bool) -> int:
     copy, and nothing is uploaded)."""
     if not bases_held:
         return plan.peak_bytes
-    a = 4 * _WORDS[plan.group] * plan.n
+    a = 4 * WORDS[plan.group] * plan.n
     return plan.bytes.table - a + max(plan.bytes.run, plan.bytes.prepare - a)
 
 
@@ -211,7 +210,7 @@ class PreparedBases:
 
 
 def check_bases(bases, group: str) -> None:
-    shape = _SHAPE[group]
+    shape = POINT_SHAPE[group]
     if not isinstance(bases, np.ndarray) and not hasattr(bases, "__cuda_array_interface__"):
         raise MsmInputError(f"{group} bases must be an array of shape (n, {', '.join(map(str, shape))})")
     if bases.dtype != np.uint64 or tuple(bases.shape[1:]) != shape or bases.ndim != len(shape) + 1:
@@ -237,7 +236,7 @@ def build_table(flat, group: str, c: int, m: int):
         return flat
     cp = cupy()
     n = int(flat.shape[0])
-    table = cp.empty((m * n, _WORDS[group]), dtype=cp.uint32)
+    table = cp.empty((m * n, WORDS[group]), dtype=cp.uint32)
     _launch(f"precompute_{group}", n, flat, np.int32(n), np.int32(m), np.int32(c), table, threads=128)
     return table
 
@@ -262,7 +261,7 @@ def pippenger(pb: PreparedBases, sc, idx, ones, items: int):
     phase no longer needs them (msm_bytes models the phases)."""
     cp = cupy()
     g = pb.group
-    xw = 2 * _WORDS[g]  # u32 words of one XYZZ point
+    xw = 2 * WORDS[g]  # u32 words of one XYZZ point
     c, m = pb.c, pb.multiples
     w = windows(c)
     sets = -(-w // m)
@@ -298,7 +297,7 @@ def pippenger(pb: PreparedBases, sc, idx, ones, items: int):
     _launch(f"bucket_reduce_{g}", sets * nch, buckets, np.int32(sets), np.int32(half), np.int32(chunk), red,
             threads=128)
     sums = _reduce_uniform(g, red, sets, nch, xw)
-    out = cp.empty(_WORDS[g], dtype=cp.uint32)
+    out = cp.empty(WORDS[g], dtype=cp.uint32)
     _kernel(f"horner_affine_{g}")((1,), (1,), (sums, np.int32(sets), np.int32(c * m), out))
     return out
 
@@ -370,7 +369,7 @@ def scalar_mul_points(group: str, point: np.ndarray, scalars, nbits: int = 256):
     cp = cupy()
     n = int(scalars.shape[0])
     p = cp.asarray(np.ascontiguousarray(point).view(np.uint32).reshape(-1))
-    out = cp.empty((n, _WORDS[group]), dtype=cp.uint32)
+    out = cp.empty((n, WORDS[group]), dtype=cp.uint32)
     _launch(f"scalar_mul_{group}", n, p, cp.ascontiguousarray(scalars), np.int32(nbits), np.int32(n), out)
     return out
 
@@ -378,4 +377,4 @@ def scalar_mul_points(group: str, point: np.ndarray, scalars, nbits: int = 256):
 def to_numpy_points(group: str, pts) -> np.ndarray:
     """cupy u32 (n, words) affine points -> numpy uint64 in the shared layout."""
     cp = cupy()
-    return cp.asnumpy(pts).view(np.uint64).reshape((-1, *_SHAPE[group]))
+    return cp.asnumpy(pts).view(np.uint64).reshape((-1, *POINT_SHAPE[group]))

@@ -94,7 +94,7 @@ def _cached(key: tuple, build):
         return _tables[key]
 
 
-def _powers(base: int, count: int, factor: int = 1):
+def powers(base: int, count: int, factor: int = 1):
     """Device array factor * base^i, i < count."""
     cp = _cupy()
     out = cp.empty((count, 4), dtype=cp.uint64)
@@ -111,7 +111,7 @@ def _root_tables(log_n: int):
     """(hi, lo): w^(t 2^split) and w^t for the size-2^log_n root w."""
     def build():
         h, w = _split(log_n), Domain(log_n).root
-        return _powers(pow(w, 1 << h, FR_MODULUS), 1 << (log_n - h)), _powers(w, 1 << h)
+        return powers(pow(w, 1 << h, FR_MODULUS), 1 << (log_n - h)), powers(w, 1 << h)
     return _cached(("roots", log_n), build)
 
 
@@ -131,11 +131,11 @@ def _scale_tables(kind: str, log_n: int, shift: int):
     """(mode, hi, lo) for the first pass ("pre") or the last pass ("post") of transform `kind`."""
     h, inv_n = _split(log_n), Domain(log_n).n_inv
     if kind == "intt":
-        return _SCALE_CONST, *_cached(("const", inv_n), lambda: (_powers(1, 1, inv_n),) * 2)
+        return _SCALE_CONST, *_cached(("const", inv_n), lambda: (powers(1, 1, inv_n),) * 2)
     if kind in ("coset_ntt", "coset_intt"):
         s, c = (shift, 1) if kind == "coset_ntt" else (pow(shift, -1, FR_MODULUS), inv_n)
         return _SCALE_TABLE, *_cached(("scale", log_n, s, c), lambda: (
-            _powers(pow(s, 1 << h, FR_MODULUS), 1 << (log_n - h), c), _powers(s, 1 << h)))
+            powers(pow(s, 1 << h, FR_MODULUS), 1 << (log_n - h), c), powers(s, 1 << h)))
     return _SCALE_NONE, None, None
 
 

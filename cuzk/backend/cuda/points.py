@@ -17,7 +17,7 @@ import numpy as np
 
 from cuzk.backend.cuda import loader
 from cuzk.backend.cuda.device import cupy
-from cuzk.backend.cuda.msm import _SHAPE
+from cuzk.backend.cuda.layout import POINT_SHAPE
 from cuzk.errors import InputError
 
 SIZE = {"g1": 96, "g2": 192}  # bytes per point, encoded and on the device alike
@@ -87,7 +87,7 @@ def upload(read_into: ReadInto, offset: int, count: int, group: str, *, chunk_by
     complete when this returns. Device memory: upload_bytes."""
     size = _check_group(group)
     cp = cupy()
-    out = cp.empty((count, *_SHAPE[group]), dtype=cp.uint64)
+    out = cp.empty((count, *POINT_SHAPE[group]), dtype=cp.uint64)
     if count == 0:
         return out, None
     ranges = _ranges(count, chunk_points(group, chunk_bytes))
@@ -140,8 +140,8 @@ def encoded_chunks(points, group: str, chunk_bytes: int | None = None) -> Iterat
     n = int(points.shape[0])
     if n == 0:
         return
-    if points.dtype != np.uint64 or tuple(points.shape[1:]) != _SHAPE[group]:
-        raise InputError(f"{group} points must be uint64 (n, {', '.join(map(str, _SHAPE[group]))}), "
+    if points.dtype != np.uint64 or tuple(points.shape[1:]) != POINT_SHAPE[group]:
+        raise InputError(f"{group} points must be uint64 (n, {', '.join(map(str, POINT_SHAPE[group]))}), "
                          f"got {points.dtype} {tuple(points.shape)}")
     ranges = _ranges(n, chunk_points(group, chunk_bytes))
     per = ranges[0][1]

@@ -46,8 +46,8 @@ from cuzk.backend.cuda import loader
 from cuzk.backend.cuda import ntt as ntt_cuda
 from cuzk.backend.cuda import pce as pce_cuda
 from cuzk.backend.cuda.device import cupy, info
+from cuzk.backend.cuda.layout import FB_THREADS, POINT_SHAPE, WORDS
 from cuzk.backend.cuda.memory import Residency
-from cuzk.backend.cuda.msm import _SHAPE, _WORDS
 from cuzk.ec.curves import G1, G2
 from cuzk.errors import InputError, SetupError
 from cuzk.ff.domain import Domain
@@ -57,7 +57,6 @@ from cuzk.util.progress import Progress, StageTimer
 log = logging.getLogger("cuzk.groth16")
 R = Fr.modulus
 WINDOW_BITS = 16
-FB_THREADS = 128  # FB_THREADS of kernels/setup/fixed_base.cuh
 _PER_THREAD = 128  # points per fixed-base thread: one inversion (~570 Fq products) shared by them
 _MAX_CHUNK = 1 << 23  # points per fixed-base launch (its scratch: 2 field elements per point)
 _LAGRANGE_THREADS = 1 << 20  # setup_lagrange threads (one inversion each)
@@ -126,7 +125,7 @@ def fixed_base_table(group: str, c: int = WINDOW_BITS, point: np.ndarray | None 
     cp = cupy()
     nw, half = windows(c), 1 << (c - 1)
     bases = cp.asarray(np.ascontiguousarray(window_bases(group, c, point)).view(np.uint32).reshape(nw, -1))
-    table = cp.empty((nw * half, _WORDS[group]), dtype=cp.uint32)
+    table = cp.empty((nw * half, WORDS[group]), dtype=cp.uint32)
     _launch(f"fb_table_{group}", nw * half, (bases, np.uint32(half), np.uint64(nw * half), table), FB_THREADS)
     return FixedBaseTable(group, c, nw, table)
 
@@ -167,14 +166,14 @@ def fixed_base_mul(table: FixedBaseTable, scalars, progress: Progress | None = N
         raise InputError(f"fixed-base scalars must be (n, 4) uint64 Montgomery Fr, got "
                          f"{getattr(scalars, 'dtype', type(scalars).__name__)} {getattr(scalars, 'shape', '')}")
     n = int(scalars.shape[0])
-    out = cp.empty((n, *_SHAPE[g]), dtype=cp.uint64)
+    out = cp.empty((n, *POINT_SHAPE[g]), dtype=cp.uint64)
     if n == 0:
         return out
     sc = cp.ascontiguousarray(cp.asarray(scalars))
     kernel = loader.function(f"fb_mul_{g}")
     spread = min(n, _resident_threads(kernel, FB_THREADS))
     chunk = min(n, spread * _PER_THREAD, _MAX_CHUNK)
-    fw = _WORDS[g] // 2
+    fw = WORDS[g] // 2
     zs, pre = (cp.empty((chunk, fw), dtype=cp.uint32) for _ in range(2))
     for off in range(0, n, chunk):
         count = min(chunk, n - off)
@@ -359,4 +358,4 @@ def _h_scalars(tau: int, factor: int, count: int):
     """(count, 4) device array factor * tau^i: bellperson's H query scalars with factor Z(tau) / delta."""
     if count == 0:
         return cupy().empty((0, 4), dtype=np.uint64)
-    return ntt_cuda._powers(tau, count, factor)
+    return ntt_cuda.powers(tau, count, factor)

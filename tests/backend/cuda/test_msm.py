@@ -17,6 +17,7 @@ pytestmark = pytest.mark.gpu
 cp = pytest.importorskip("cupy")
 
 from cuzk.backend.cuda import CudaBackend, cuda_available  # noqa: E402
+from cuzk.backend.cuda import layout  # noqa: E402
 from cuzk.backend.cuda import msm as cb  # noqa: E402
 
 if not cuda_available():
@@ -53,7 +54,7 @@ def make_bases(group: str, ks) -> np.ndarray:
 
 
 def expected_point(group: str, total: int) -> np.ndarray:
-    return make_bases(group, [total % reference.R])[0] if total % reference.R else np.zeros(cb._SHAPE[group], np.uint64)
+    return make_bases(group, [total % reference.R])[0] if total % reference.R else np.zeros(layout.POINT_SHAPE[group], np.uint64)
 
 
 def canonical(scalars_mont: np.ndarray) -> list[int]:
@@ -97,7 +98,7 @@ def test_addition_special_cases(group, rng):
     ks_a = [k, k, 0, k, k, 0]
     ks_b = [k, reference.R - k, k, 0, 3 * k, 0]
     a, b = make_bases(group, ks_a), make_bases(group, ks_b)
-    out = cp.empty((len(ks_a), cb._WORDS[group]), dtype=cp.uint32)
+    out = cp.empty((len(ks_a), layout.WORDS[group]), dtype=cp.uint32)
     cb._launch(f"add_pairs_{group}", len(ks_a), cp.asarray(a.view(np.uint32)),
                cp.asarray(b.view(np.uint32)), np.int32(len(ks_a)), out)
     got = cb.to_numpy_points(group, out)

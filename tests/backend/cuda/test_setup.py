@@ -20,6 +20,7 @@ from cuzk.backend.cuda import CudaBackend, setup as setup_cuda
 from cuzk.backend.cuda import ntt as ntt_cuda
 from cuzk.backend.cuda import pce as pce_cuda
 from cuzk.backend.cuda import backend as backend_cuda
+from cuzk.backend.cuda import layout
 from cuzk.ec.curves import G1, G2
 from cuzk.errors import InputError, SetupError, VramBudgetError
 from cuzk.ff.domain import Domain
@@ -121,7 +122,7 @@ def fb_mul(group: str):
         curve, half = CURVES[group], 1 << (c - 1)
         assert block == (setup_cuda.FB_THREADS,) and grid[0] * block[0] >= spread and 0 < spread <= n
         assert scalars.shape == (n, 4) and zs.shape[0] >= n and pre.shape[0] >= n
-        assert zs.shape[1] == pre.shape[1] == setup_cuda._WORDS[group] // 2
+        assert zs.shape[1] == pre.shape[1] == layout.WORDS[group] // 2
         tab = _points(group, table)
         acc = curve.to_jacobian(curve.identity(n))
         digits = np.array([signed_digits(s, c) for s in Fr.to_ints(scalars)]).reshape(n, nw)
