@@ -443,6 +443,7 @@ class Journal:
         self._clock = clock
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._swept: set[_Row] = set()  # the jobs rows the last sweep found valid
         self._make_dir()
         if not os.path.lexists(self.path):
             self._create()
@@ -658,9 +659,11 @@ class Journal:
 
     def _sweep(self, conn: sqlite3.Connection) -> list[_Row]:
         """Every jobs row whose columns check (_row_problem; a request_id held by two rows fails both),
-        in submission order, with stand-ins for payload and result (_Row); the others quarantined."""
+        in submission order, with stand-ins for payload and result (_Row); the others quarantined. A
+        row exactly as the last sweep found it valid is not checked again (validity depends on its
+        values alone)."""
         rows = [_Row._make(r) for r in conn.execute(f"SELECT {_SHAPE} FROM jobs ORDER BY seq").fetchall()]
-        problems = [_row_problem(r) for r in rows]
+        problems = [None if r in self._swept else _row_problem(r) for r in rows]
         held = Counter(r.request_id for r, p in zip(rows, problems) if p is None)
         good = []
         for r, problem in zip(rows, problems):
@@ -671,6 +674,7 @@ class Journal:
             else:
                 readable = r.request_id if _request_id_problem(r.request_id) is None else None
                 self._quarantine(conn, "jobs", r.seq, readable, problem)
+        self._swept = set(good)
         return good
 
     def _records(self, conn: sqlite3.Connection, table: str) -> list[tuple]:

@@ -429,6 +429,13 @@ def test_changed_result_is_quarantined(five: Path) -> None:
             j.get("d")
 
 
+def test_a_row_changed_while_open_is_found_by_the_next_read(five: Path) -> None:
+    with Journal(five) as j:
+        assert j.counts()["queued"] == 1  # every row checked (and remembered as valid)
+        edit(five, "UPDATE jobs SET priority = 9 WHERE request_id = 'q'")  # by another connection
+        assert j.counts()["queued"] == 0 and [d.request_id for d in j.damaged()] == ["q"]
+
+
 def test_resubmitting_a_quarantined_request_id_is_refused(five: Path) -> None:
     edit(five, "UPDATE jobs SET priority = 'high' WHERE request_id = 'q'")
     payload = b"payload-0:" + b"A" * 400
