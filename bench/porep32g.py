@@ -31,7 +31,8 @@ from bench.common import VramPeak, device_name, peak_rss_gib, record
 from cuzk.backend import get_backend
 from cuzk.engine import EngineConfig
 from cuzk.engine.config import GpuConfig, PipelineConfig
-from cuzk.engine.engine import CircuitSpec, Engine, Job, porep_spec_of
+from cuzk.engine.engine import CircuitSpec, Engine, Job
+from cuzk.engine.porep import porep_spec_of
 from cuzk.engine.timeline import plot, read_timeline
 from cuzk.groth16.setup import random_scalar
 from cuzk.porep import program_witness

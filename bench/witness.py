@@ -21,6 +21,7 @@ import numpy as np
 
 from bench.common import device_name, peak_rss_gib, print_table, record
 from cuzk import api
+from cuzk.backend import get_backend
 from cuzk.backend.cpu import CpuBackend
 from cuzk.porep import program_witness as pw
 from cuzk.porep.circuit import StackedShape, circuit, partition_witnesses
@@ -89,7 +90,7 @@ def main() -> None:
             for rep in range(args.reps + 1):
                 cp.cuda.Device().synchronize()
                 t = time.perf_counter()
-                w = pw.seeded_device(pce, program, packs)
+                w = pw.seeded_device(pce, program, packs, get_backend("cuda"))
                 cp.cuda.Device().synchronize()
                 seeds.append((time.perf_counter() - t) * 1e3)
                 start, end = cp.cuda.Event(), cp.cuda.Event()

@@ -15,6 +15,7 @@ from cuzk.porep import program_witness as pw
 from cuzk.porep.synthetic import synthetic_c1
 from cuzk.porep.circuit import StackedShape, partition_witnesses
 from cuzk import api
+from cuzk.backend import get_backend
 
 PROBES = {0: "as built", 1: "steps skipped (barrier only)", 2: "block barrier only (wrong results)",
           3: "without step records"}
@@ -55,7 +56,7 @@ def main() -> None:
         for grid in (int(g) for g in args.grids.split(",")):
             times = []
             for _ in range(4):
-                w = pw.seeded_device(pce, program, packs)
+                w = pw.seeded_device(pce, program, packs, get_backend("cuda"))
                 error, barrier = cp.zeros(1, cp.int32), cp.zeros(1, cp.uint32)
                 s, e = cp.cuda.Event(), cp.cuda.Event()
                 s.record()

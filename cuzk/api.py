@@ -150,7 +150,7 @@ def prove_c1(source: Source, seed: bytes | None = None, *, backend: str | Backen
     say.mark(f"parameters ({loaded.files.describe()})")
 
     inputs = public_inputs(c1)
-    on_gpu = be.name == "cuda"
+    on_gpu = be.device is not None
 
     def witnesses() -> Iterable[np.ndarray]:
         for k, w in enumerate(partition_witnesses(c1)):

@@ -22,6 +22,11 @@ def format_size(nbytes: int) -> str:
     return f"{nbytes / (1 << 30):.2f} GiB" if nbytes >= 0.1 * (1 << 30) else f"{nbytes / (1 << 20):.1f} MiB"
 
 
+class DeviceError(CuzkError, RuntimeError):
+    """A compute device failed (a CUDA error, its memory exhausted outside any budget): the device's
+    fault, not the work's."""
+
+
 class BudgetError(CuzkError, MemoryError):
     """Memory that a memory budget (host RAM, or VRAM of one GPU) cannot give, or a budget that cannot
     be set up (no host memory limit found, nothing left after the margin)."""

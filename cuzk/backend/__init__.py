@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Sequence
 
 from cuzk.backend.base import Backend
-from cuzk.errors import BackendUnavailableError, InputError
+from cuzk.errors import BackendUnavailableError, DeviceError, InputError
 
 __all__ = ["Backend", "device_backends", "get_backend"]
 
@@ -35,6 +36,20 @@ def _cuda_backend() -> Backend:
     from cuzk.backend.cuda.device import cupy
 
     return _cuda_backend_on(int(cupy().cuda.Device().id))
+
+
+def is_device_error(error: BaseException) -> bool:
+    """Whether `error` means its device failed: cuzk's DeviceError, or CuPy's CUDA runtime or driver
+    error or out-of-memory (when CuPy is loaded). Anything else (a bug, a bad input, a budget refusal)
+    is the work's own."""
+    if isinstance(error, DeviceError):
+        return True
+    cp = sys.modules.get("cupy")
+    if cp is None:
+        return False
+    cuda = cp.cuda
+    return isinstance(error, (cuda.runtime.CUDARuntimeError, cuda.driver.CUDADriverError,
+                              cuda.memory.OutOfMemoryError))
 
 
 def device_backends(name: str = "auto", devices: Sequence[int] = (), vram_fraction: float | None = None) -> list[Backend]:

@@ -7,6 +7,8 @@ NTTs work over the domain <w> of size n = 2^k and its coset g<w>, both `cuzk.ff.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 import numpy as np
@@ -170,6 +172,45 @@ class Backend(Protocol):
         is pointwise; an inverse coset NTT returns H's coefficients (deg H <= n - 2). a, b, c are
         the prover's scratch: a backend may overwrite them (the CPU backend works in place).
         """
+        ...
+
+    # ---- device placement: what an engine needs to place work (a host backend: no device) --------
+    device: int | None  # the device ordinal (CUDA), None for a host backend
+
+    def device_scope(self) -> AbstractContextManager:
+        """The backend's device made the calling thread's current device while the context lasts."""
+        ...
+
+    def free_bytes(self) -> int | None:
+        """Bytes free on the device now (None: a host backend)."""
+        ...
+
+    def memory_stats(self) -> dict:
+        """Device memory for status pages: name, vram_total_bytes, vram_used_bytes, vram_reserved_bytes
+        (empty for a host backend)."""
+        ...
+
+    def has_room(self, nbytes: int) -> bool:
+        """Whether the device's memory budget has room for nbytes beside what it holds (always on a host)."""
+        ...
+
+    def asarray(self, array):
+        """`array` where the backend computes (its device, or host memory)."""
+        ...
+
+    def zeros(self, shape, dtype):
+        """Zeros where the backend computes."""
+        ...
+
+    def keep(self, g1: Sequence, g2: Sequence, pce: TemplateCircuit | None = None,
+             program: WitnessProgram | None = None) -> None:
+        """Prepare now what a circuit's first proof would: the MSM tables of its base arrays and its
+        witness program on the device (nothing on a host backend)."""
+        ...
+
+    def reserve_beside_tables(self, nbytes: int, msm_points: int = 0) -> None:
+        """Keep nbytes (and one MSM of msm_points' working memory) of the device budget free of new
+        tables (nothing on a host backend)."""
         ...
 
 

@@ -30,8 +30,8 @@ def upload_params(path: str | os.PathLike, backend: Backend | str = "cuda", *, d
     sector's parents cache). `stream`: chunk_bytes / readers of CudaBackend.upload_points.
     ParamsReadError / ParamsFormatError as read_params; InputError for a backend other than cuda."""
     backend = get_backend(backend) if isinstance(backend, str) else backend
-    if backend.name != "cuda":
-        raise InputError(f"upload_params needs the cuda backend, not {backend.name}")
+    if not hasattr(backend, "upload_points"):
+        raise InputError(f"upload_params needs a backend that decodes points on its device (cuda), not {backend.name}")
     mapped = read_params(path, checked=False, keep=False)
     try:
         read = partial(mapped.read_raw, drop_cache=drop_cache)

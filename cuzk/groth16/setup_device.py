@@ -42,7 +42,7 @@ def generate_parameters_on(backend: Backend | str, r1cs, tau: int, alpha: int, b
     arrays. progress: stage lines and a bar on stderr (GPU)."""
     backend = get_backend(backend) if isinstance(backend, str) else backend
     pce = template_form(r1cs)
-    if backend.name != "cuda" or pce is None:
+    if not hasattr(backend, "setup_key_points") or pce is None:
         if keep_on_device:
             raise InputError("keep_on_device needs the cuda backend and a circuit in template form")
         return generate_parameters(r1cs, tau, alpha, beta, gamma, delta)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cuzk.backend import Backend
 from cuzk.errors import InputError
 from cuzk.ff.fields import Fr
 from cuzk.groth16.circuit import CompiledCircuit
@@ -19,6 +20,7 @@ from cuzk.porep.circuit import PartitionWitness, StackedShape
 from cuzk.porep.registry import DEGREE
 from cuzk.r1cs.pce import PCE
 from cuzk.r1cs.witness_program import WitnessProgram, seed
+from cuzk.util.arrays import to_host
 
 _LOADED: dict[str, CompiledCircuit] = {}
 
@@ -95,36 +97,32 @@ def seeded(pce: PCE, program: WitnessProgram, packs: list[PackedWitness]) -> np.
                 [np.stack([p.block_free for p in packs])])
 
 
-def seeded_device(pce: PCE, program: WitnessProgram, packs: list[PackedWitness]):
-    """`seeded` built on the current CUDA device: zeros there, then only the inputs and free values
-    copied in (the witness itself is never in host memory). A cupy (P, ncols, 4) uint64 array."""
-    import cupy as cp
-
+def seeded_device(pce: PCE, program: WitnessProgram, packs: list[PackedWitness], backend: Backend):
+    """`seeded` built on the backend's device: zeros there, then only the inputs and free values
+    copied in (the witness itself is never in host memory). A (P, ncols, 4) uint64 device array."""
     cols = _layout(pce, program, packs)
-    out = cp.zeros((len(packs), pce.num_inputs + pce.num_aux, 4), cp.uint64)
-    out[:, :pce.num_inputs] = cp.asarray(np.stack([p.inputs for p in packs]))
-    out[:, cp.asarray(program.free_plain)] = cp.asarray(np.stack([p.plain_free for p in packs]))
-    out[:, cp.asarray(cols)] = cp.asarray(np.stack([p.block_free.reshape(-1, 4) for p in packs]))
+    out = backend.zeros((len(packs), pce.num_inputs + pce.num_aux, 4), np.uint64)
+    out[:, :pce.num_inputs] = backend.asarray(np.stack([p.inputs for p in packs]))
+    out[:, backend.asarray(program.free_plain)] = backend.asarray(np.stack([p.plain_free for p in packs]))
+    out[:, backend.asarray(cols)] = backend.asarray(np.stack([p.block_free.reshape(-1, 4) for p in packs]))
     return out
 
 
-def expand(circuit: CompiledCircuit, packs: list[PackedWitness], backend, host: bool = True):
+def expand(circuit: CompiledCircuit, packs: list[PackedWitness], backend: Backend, host: bool = True):
     """The partitions' full witnesses from their packs by the circuit's witness program
-    (a CompiledCircuit with `program`) on `backend`: (P, ncols, 4); on a CUDA backend computed on its
-    device and left there unless `host`."""
+    (a CompiledCircuit with `program`) on `backend`: (P, ncols, 4); on a device backend computed on
+    its device and left there unless `host`."""
     pce, program = circuit.pce, circuit.program
     if program is None:
         raise InputError("this circuit carries no witness program")
-    if backend.name != "cuda":
+    if backend.device is None:
         w = seeded(pce, program, packs)
         backend.run_witness_program(pce, program, w)
         return w
-    import cupy as cp
-
-    with cp.cuda.Device(backend.device):
-        w = seeded_device(pce, program, packs)
+    with backend.device_scope():
+        w = seeded_device(pce, program, packs, backend)
         backend.run_witness_program(pce, program, w)
-        return w.get() if host else w
+        return to_host(w) if host else w
 
 
 def compiled(proof, progress: bool = False) -> CompiledCircuit:

@@ -42,7 +42,8 @@ import grpc
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from cuzk.engine.engine import Engine, Job, JobCancelledError, Priority, porep_spec_of
+from cuzk.engine.engine import Engine, Job, JobCancelledError, Priority
+from cuzk.engine.porep import porep_spec_of
 from cuzk.errors import CuzkError, InputError, ParamsNotFoundError
 from cuzk.porep.params_cache import official_files, porep_stem
 from cuzk.porep.registry import get_proof

@@ -222,7 +222,7 @@ def _preload(engine, circuit_ids: tuple[str, ...]) -> None:
     """Load each circuit's parameters into the engine: the official ones, or cuzk's own where
     srs.allow_setup lets them stand in (never generated here); StartupError EXIT_PARAMS naming the
     circuit and the file for one that is missing or unreadable."""
-    from cuzk.engine.engine import porep_spec_of
+    from cuzk.engine.porep import porep_spec_of
     from cuzk.errors import CuzkError
     from cuzk.porep.params_cache import find_params, porep_stem
     from cuzk.porep.registry import get_proof

@@ -20,7 +20,19 @@ METHODS = sorted(name for name, value in vars(Backend).items() if inspect.isfunc
 
 def test_interface_lists_every_step():
     assert METHODS == sorted(["evaluate", "evaluate_pce", "first_unsatisfied", "msm_g1", "msm_g2", "msm_g1_sparse", "msm_g2_sparse", "prepare_bases_g1",
-                              "prepare_bases_g2", "ntt", "intt", "coset_ntt", "coset_intt", "quotient", "run_witness_program"])
+                              "prepare_bases_g2", "ntt", "intt", "coset_ntt", "coset_intt", "quotient", "run_witness_program",
+                              "device_scope", "free_bytes", "memory_stats", "has_room", "asarray", "zeros", "keep",
+                              "reserve_beside_tables"])
+
+
+def test_the_cpu_backend_has_no_device_to_place_on():
+    be = CpuBackend()
+    with be.device_scope():
+        assert be.device is None and be.free_bytes() is None and be.memory_stats() == {}
+    assert be.has_room(1 << 62) and isinstance(be.asarray([1, 2]), np.ndarray)
+    assert be.zeros((2, 4), np.uint64).shape == (2, 4)
+    be.keep([], [])  # nothing to prepare
+    be.reserve_beside_tables(1 << 40, msm_points=10)
 
 
 @pytest.mark.parametrize("cls", [CpuBackend, CudaBackend])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import heapq
 import threading
 import time
 from pathlib import Path
@@ -18,9 +19,9 @@ import pytest
 from cuzk import groth16
 from cuzk.backend import get_backend
 from cuzk.engine import EngineConfig, MemoryBudget
-from cuzk.engine import engine as engine_module
 from cuzk.engine.config import GpuConfig, MemoryConfig, PipelineConfig
-from cuzk.engine.engine import CircuitSpec, Engine, Job, JobCancelledError, Priority, Task, _Item
+from cuzk.engine.engine import CircuitSpec, Engine, Job, JobCancelledError, Priority, Task
+from cuzk.engine.placement import Item, batch, batch_cap
 from cuzk.errors import SynthesisError
 from cuzk.groth16.proof import PROOF_BYTES
 from cuzk.porep import program_witness
@@ -187,12 +188,12 @@ def test_cancelled_jobs_are_skipped_in_the_queue_and_in_a_batch(engine, gate):
     wait_released(engine)
 
 
-def fake_item(seq: int, key: str, priority: Priority, packed: bool = True, done: bool = False) -> _Item:
+def fake_item(seq: int, key: str, priority: Priority, packed: bool = True, done: bool = False) -> Item:
     job = Job(f"job-{seq}", CircuitSpec(key, lambda: None), [], priority)
     if done:
         job.cancel()
     witness = program_witness.PackedWitness(*(np.zeros((1, 4), np.uint64),) * 3) if packed else np.zeros((1, 4))
-    return _Item(int(priority), seq, job, 0, witness=witness)
+    return Item(int(priority), seq, job, 0, witness=witness)
 
 
 def test_with_gpu_witness_off_the_host_expands_the_witnesses(monkeypatch):
@@ -220,22 +221,22 @@ def test_a_batch_never_overtakes_a_higher_priority_item():
              fake_item(3, "a", Priority.WINDOW_POST, done=True), fake_item(4, "a", Priority.WINDOW_POST),
              fake_item(5, "a", Priority.POREP), fake_item(6, "a", Priority.POREP)]
     queue = list(reversed(items))
-    engine_module.heapq.heapify(queue)
-    taken = engine_module._batch(queue, head, 10)
+    heapq.heapify(queue)
+    taken = batch(queue, head, 10)
     assert [i.seq for i in taken] == [1, 4]  # 5 and 6 would overtake 2 (another circuit's, higher priority)
     assert sorted(i.seq for i in queue) == [2, 3, 5, 6] and queue[0].seq == 2
     queue = [fake_item(1, "a", Priority.POREP, packed=False), fake_item(2, "a", Priority.POREP),
              fake_item(3, "a", Priority.POREP), fake_item(4, "a", Priority.POREP)]
-    assert [i.seq for i in engine_module._batch(queue, head, 2)] == [2, 3]  # a full witness waits; the cap
+    assert [i.seq for i in batch(queue, head, 2)] == [2, 3]  # a full witness waits; the cap
 
 
 def test_the_batch_cap_keeps_the_witnesses_within_the_gpu_memory():
     config = EngineConfig(pipeline=PipelineConfig(witness_batch=10), memory=MemoryConfig(vram_fraction=0.5))
     circuit = SimpleNamespace(num_inputs=1, num_aux=999, domain_size=1000)  # 32 000 bytes a witness
-    assert engine_module._batch_cap(config, circuit, None) == 10  # a host backend
-    assert engine_module._batch_cap(config, circuit, 2 * (128_000 + 3 * 32_000 + 100)) == 3
-    assert engine_module._batch_cap(config, circuit, 10**9) == 10
-    assert engine_module._batch_cap(config, circuit, 1000) == 1  # one at least, as without batching
+    assert batch_cap(config, circuit, None) == 10  # a host backend
+    assert batch_cap(config, circuit, 2 * (128_000 + 3 * 32_000 + 100)) == 3
+    assert batch_cap(config, circuit, 10**9) == 10
+    assert batch_cap(config, circuit, 1000) == 1  # one at least, as without batching
 
 
 @pytest.mark.slow

@@ -37,7 +37,11 @@ from cuzk.engine import config as config_module
 from cuzk.engine import engine as engine_module
 from cuzk.engine.budget import host_limit
 from cuzk.engine.config import LOG_LEVELS, EngineConfig, load_config
-from cuzk.engine.engine import Engine, _batch_cap, engine_host_bytes, porep_spec_of, synthesis_threads
+from cuzk.engine.accounting import engine_host_bytes, work_bytes
+from cuzk.engine.engine import Engine
+from cuzk.engine.placement import batch_cap
+from cuzk.engine.porep import porep_spec_of
+from cuzk.engine.processes import synthesis_threads
 from cuzk.errors import BudgetTimeoutError, InputError
 from cuzk.porep import params_cache, program_witness
 from cuzk.porep.params_cache import OfficialParamsMissingError
@@ -305,7 +309,7 @@ def check_gpus_gpu_threads(tmp_path, monkeypatch, numba_threads):
         return original(self, dev)
     monkeypatch.setattr(Engine, "_next_gpu", next_gpu)
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    with engine(load(tmp_path, {"gpus.gpu_threads": 1, "gpus.gpu_workers_per_device": 2})) as e:
+    with engine(load(tmp_path, {"gpus.gpu_threads": 1, "gpus.gpu_workers_per_device": 2})):
         assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS  # the caller's thread is left alone
         deadline = time.monotonic() + 10
         while len(seen) < 2 and time.monotonic() < deadline:
@@ -356,10 +360,10 @@ def check_pipeline_witness_batch(tmp_path):
     on a GPU no more than fit in its free memory) and what a device keeps free for them (_work_bytes)."""
     circuit = tiny_circuit(packed=True)
     three, seven = load(tmp_path, {"pipeline.witness_batch": 3}), load(tmp_path, {"pipeline.witness_batch": 7})
-    assert _batch_cap(three, circuit, None) == 3 and _batch_cap(seven, circuit, None) == 7
-    assert _batch_cap(seven, circuit, 1 << 40) == 7
+    assert batch_cap(three, circuit, None) == 3 and batch_cap(seven, circuit, None) == 7
+    assert batch_cap(seven, circuit, 1 << 40) == 7
     witness = 32 * (circuit.num_inputs + circuit.num_aux)
-    assert engine_module._work_bytes(seven, circuit) - engine_module._work_bytes(three, circuit) == \
+    assert work_bytes(seven, circuit) - work_bytes(three, circuit) == \
         seven.gpus.gpu_workers_per_device * 4 * witness
 
 
@@ -457,7 +461,7 @@ def check_memory_vram_fraction(tmp_path, monkeypatch):
     caps = {}
     for fraction in (1.0, 0.5):
         config = load(tmp_path, {"memory.vram_fraction": fraction, "pipeline.witness_batch": 4096})
-        caps[fraction] = _batch_cap(config, circuit, free)
+        caps[fraction] = batch_cap(config, circuit, free)
         assert caps[fraction] == max(1, int((fraction * free - vectors) // witness))
     assert caps[1.0] > caps[0.5]
 

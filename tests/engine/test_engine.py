@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import time
 from pathlib import Path
 
@@ -14,7 +15,9 @@ import pytest
 from cuzk import groth16
 from cuzk.engine import EngineConfig, MemoryBudget
 from cuzk.engine.config import GpuConfig, MemoryConfig, PipelineConfig
+from cuzk.engine import accounting, residency
 from cuzk.engine import engine as engine_module
+from cuzk.engine.processes import synthesis_threads
 from cuzk.engine.engine import CircuitSpec, Engine, JobCancelledError, Priority, Task
 from cuzk.errors import BudgetExceededError, UnsatisfiedConstraintError
 from cuzk.groth16 import as_circuit, setup
@@ -192,18 +195,18 @@ def test_the_measured_synthesis_size_is_kept_for_the_next_engine(engine, tmp_pat
     path = tmp_path / "small.calibration.json"
     calibrated = dataclasses.replace(spec("calibrated"), calibration=path, identity="circuit-1")
     with caplog.at_level("INFO", logger="cuzk.engine"):
-        assert engine_module.read_calibration(calibrated) is None  # none yet: said as such, not "unreadable"
+        assert residency.read_calibration(calibrated) is None  # none yet: said as such, not "unreadable"
     assert "no calibration for calibrated yet" in caplog.text and "unreadable" not in caplog.text
     engine.submit(calibrated, tasks(3, 1)).result(timeout=600)
     measured = engine.preload(calibrated).synthesis_bytes
-    stored = engine_module.json.loads(path.read_text())
+    stored = json.loads(path.read_text())
     assert measured > 0 and stored["synthesis_bytes"] == measured and stored["identity"] == "circuit-1"
-    assert engine_module.read_calibration(calibrated) == measured  # what a new engine starts from
+    assert residency.read_calibration(calibrated) == measured  # what a new engine starts from
     assert engine.evict("calibrated")
     assert engine.preload(calibrated).synthesis_bytes == measured  # resident again: measured before any item
-    assert engine_module.read_calibration(dataclasses.replace(calibrated, identity="circuit-2")) is None
+    assert residency.read_calibration(dataclasses.replace(calibrated, identity="circuit-2")) is None
     path.write_text("{not json")
-    assert engine_module.read_calibration(calibrated) is None
+    assert residency.read_calibration(calibrated) is None
     assert "unreadable; measuring again" in caplog.text
     engine.evict("calibrated")
 
@@ -217,7 +220,7 @@ def test_host_bytes_of_an_item_follow_where_its_arrays_live():
     packed = SimpleNamespace(num_inputs=3, num_aux=997, domain_size=1024, program=object())
     flat = SimpleNamespace(num_inputs=3, num_aux=997, domain_size=1024, program=None)
     witness, vectors = 32 * 1000, 4 * 32 * 1024
-    host = engine_module.engine_host_bytes
+    host = accounting.engine_host_bytes
     assert host(packed, False, True) == host(flat, False, False) == witness + vectors
     assert host(packed, True, True) == 0
     assert host(packed, True, False) == host(flat, True, True) == witness
@@ -232,9 +235,9 @@ def test_synthesis_processes_share_the_cpus_out():
 
     cpus = len(os.sched_getaffinity(0))
     auto = PipelineConfig(max_parallel_synthesis=2 * cpus)
-    assert engine_module.synthesis_threads(auto) == 1
-    assert engine_module.synthesis_threads(PipelineConfig(max_parallel_synthesis=1)) == cpus
-    assert engine_module.synthesis_threads(PipelineConfig(max_parallel_synthesis=9, synthesis_threads=3)) == 3
+    assert synthesis_threads(auto) == 1
+    assert synthesis_threads(PipelineConfig(max_parallel_synthesis=1)) == cpus
+    assert synthesis_threads(PipelineConfig(max_parallel_synthesis=9, synthesis_threads=3)) == 3
     with Engine(EngineConfig(pipeline=auto), backend="cpu", budget=MemoryBudget(1 << 34, "test RAM")) as e:
         assert e._pool.submit(numba.get_num_threads).result(timeout=60) == 1
 

@@ -8,6 +8,7 @@ DeviceFaultError naming each device's fault. A gpu test builds a backend per vis
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 import hashlib
 import logging
 import os
@@ -24,11 +25,11 @@ from cuzk import groth16
 from cuzk.backend import device_backends, get_backend
 from cuzk.backend.cpu import CpuBackend
 from cuzk.engine import EngineConfig, MemoryBudget
-from cuzk.engine import engine as engine_module
 from cuzk.engine.config import GpuConfig, MemoryConfig, PipelineConfig
-from cuzk.engine.engine import DeviceFaultError, Engine, Job, Priority, _Device, _Item
+from cuzk.engine.engine import DeviceFaultError, Engine, Job, Priority
+from cuzk.engine.placement import Device, Item, place, share
 from cuzk.engine.timeline import read_timeline, summary
-from cuzk.errors import InputError
+from cuzk.errors import DeviceError, InputError
 from cuzk.ff.fields import Fr
 from cuzk.porep import program_witness
 from cuzk.util.arrays import to_host
@@ -70,7 +71,7 @@ def opened_at_exit(gate: Gate) -> Iterator[None]:
 
 
 class Faulty(CpuBackend):
-    """A CPU backend that raises a RuntimeError (as a CUDA error would) in its MSMs ("prove") or its
+    """A CPU backend that raises a DeviceError (as a failing GPU would) in its MSMs ("prove") or its
     witness program ("expand")."""
 
     def __init__(self, stage: str = "prove") -> None:
@@ -78,12 +79,12 @@ class Faulty(CpuBackend):
 
     def msm_g1(self, bases, scalars):
         if self.stage == "prove":
-            raise RuntimeError(FAULT)
+            raise DeviceError(FAULT)
         return super().msm_g1(bases, scalars)
 
     def run_witness_program(self, pce, program, w) -> None:
         if self.stage == "expand":
-            raise RuntimeError(FAULT)
+            raise DeviceError(FAULT)
         super().run_witness_program(pce, program, w)
 
 
@@ -163,7 +164,7 @@ def test_a_faulty_device_is_marked_bad_and_its_items_fail_over(fixed, stage, tmp
             assert job.result(timeout=60) == reference(e, job)
             assert set(proved_on(e, job)) == {"cpu:1"}
         bad, good = e.devices
-        assert bad["fault"] == f"RuntimeError: {FAULT}" and good["fault"] is None
+        assert bad["fault"] == f"DeviceError: {FAULT}" and good["fault"] is None
         faults = [ev for ev in e.timeline if "fault" in ev]
         assert faults and all(ev["device"] == "cpu:0" and ev["event"] == "synthesis_end" for ev in faults)
         assert any("device cpu:0 is bad" in r.getMessage() for r in caplog.records)
@@ -177,8 +178,8 @@ def test_with_every_device_bad_the_job_fails_naming_the_faults(fixed):
         job = e.submit(program_spec(), packed_tasks(0, 2))
         with pytest.raises(DeviceFaultError, match=rf"{job.id} partition 0: no healthy device") as err:
             job.result(timeout=60)
-        assert err.value.faults == {"cpu:0": f"RuntimeError: {FAULT}", "cpu:1": f"RuntimeError: {FAULT}"}
-        with pytest.raises(DeviceFaultError, match="cpu:0: RuntimeError"):
+        assert err.value.faults == {"cpu:0": f"DeviceError: {FAULT}", "cpu:1": f"DeviceError: {FAULT}"}
+        with pytest.raises(DeviceFaultError, match="cpu:0: DeviceError"):
             e.submit(program_spec(), packed_tasks(0, 1))
         wait_released(e)
 
@@ -210,10 +211,21 @@ def test_each_device_needs_a_backend_of_its_own():
 
 
 # ---- the placement policy on stand-in devices (no engine) -----------------------------------------
-def cuda_device(ordinal: int, held: int = 0, budget: int = 100, busy: int = 0, circuits=(), fault=None) -> _Device:
-    backend = SimpleNamespace(name="cuda", device=ordinal, residency=SimpleNamespace(held=held),
-                              budget=SimpleNamespace(bytes=budget))
-    return _Device(f"cuda:{ordinal}", backend, 2, busy, set(circuits), fault)
+@dataclass
+class StandInGpu:
+    """What placement reads of a GPU backend: its ordinal and whether its VRAM budget has room."""
+
+    device: int
+    held: int
+    budget: int
+    name: str = "cuda"
+
+    def has_room(self, nbytes: int) -> bool:
+        return self.held + nbytes <= self.budget
+
+
+def cuda_device(ordinal: int, held: int = 0, budget: int = 100, busy: int = 0, circuits=(), fault=None) -> Device:
+    return Device(f"cuda:{ordinal}", StandInGpu(ordinal, held, budget), 2, busy, set(circuits), fault)
 
 
 def circuit(key: str = "a", gpu_bytes: int = 40, device: int | None = None) -> SimpleNamespace:
@@ -221,12 +233,11 @@ def circuit(key: str = "a", gpu_bytes: int = 40, device: int | None = None) -> S
 
 
 def test_placement_prefers_an_idle_holder_then_room_then_the_least_loaded():
-    place = engine_module._place
     d0, d1, d2 = cuda_device(0, circuits={"a"}, busy=1), cuda_device(1), cuda_device(2, held=80)
     assert place([d0, d1, d2], circuit()) is d0  # an idle holder, though busier
     d0.busy = 2
     assert place([d0, d1, d2], circuit()) is d1  # the holder is busy: an idle device with room (not d2)
-    d1.backend.residency.held = 90
+    d1.backend.held = 90
     assert place([d0, d1, d2], circuit()) is None  # no idle device has room: wait for the holder
     assert place([d1, d2], circuit()) is d1  # nobody holds it: the least loaded (fewer circuits) evicts
     d1.circuits.add("b")
@@ -235,7 +246,7 @@ def test_placement_prefers_an_idle_holder_then_room_then_the_least_loaded():
     assert place([d2], circuit()) is None
     assert place([d0, d1, cuda_device(3)], circuit(device=3)).name == "cuda:3"  # parameters on cuda:3
     assert place([d0, d1], circuit(device=3)) is None
-    cpu = _Device("cpu:0", CpuBackend(), 1)
+    cpu = Device("cpu:0", CpuBackend(), 1)
     assert place([cpu], circuit(gpu_bytes=1 << 60)) is cpu  # a host backend has no VRAM limit
 
 
@@ -244,10 +255,10 @@ def test_a_batch_takes_its_share_of_the_waiting_items():
     res = circuit()
     job = Job("job-1", program_spec("a"), [], Priority.POREP)
     packed = program_witness.PackedWitness(*(np.zeros((1, 4), np.uint64),) * 3)
-    head, *queue = [_Item(2, i, job, i, witness=packed, res=res) for i in range(7)]
-    assert engine_module._share([d0, d1, d2], d0, head, queue) == 4  # 7 between d0 and d1 (d2 has no room)
+    head, *queue = [Item(2, i, job, i, witness=packed, res=res) for i in range(7)]
+    assert share([d0, d1, d2], d0, head, queue) == 4  # 7 between d0 and d1 (d2 has no room)
     d1.fault = "RuntimeError: lost"
-    assert engine_module._share([d0, d1, d2], d0, head, queue) == 7
+    assert share([d0, d1, d2], d0, head, queue) == 7
 
 
 # ---- real GPUs --------------------------------------------------------------------------------------

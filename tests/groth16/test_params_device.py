@@ -221,7 +221,7 @@ def test_encoded_chunks_are_the_file_encoding(emulated, keyed, chunk_bytes):
 
 
 def test_upload_needs_the_cuda_backend(params_file):
-    with pytest.raises(InputError, match="cuda backend"):
+    with pytest.raises(InputError, match=r"decodes points on its device \(cuda\), not cpu"):
         upload_params(params_file, "cpu")
 
 

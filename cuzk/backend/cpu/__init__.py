@@ -2,6 +2,8 @@
 for every other backend."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from cuzk.backend.base import Bases, SparseMatrix, TemplateCircuit, WitnessProgram
@@ -20,6 +22,32 @@ class CpuBackend:
     and the sparse MSMs take the dense path."""
 
     name = "cpu"
+    device = None  # no device ordinal: arrays live in host memory
+
+    # ---- device placement: nothing to place on a host backend --------------------------------------
+    def device_scope(self) -> contextlib.AbstractContextManager:
+        return contextlib.nullcontext()
+
+    def free_bytes(self) -> None:
+        return None
+
+    def memory_stats(self) -> dict:
+        return {}
+
+    def has_room(self, nbytes: int) -> bool:
+        return True
+
+    def asarray(self, array) -> np.ndarray:
+        return np.asarray(array)
+
+    def zeros(self, shape, dtype) -> np.ndarray:
+        return np.zeros(shape, dtype)
+
+    def keep(self, g1, g2, pce=None, program=None) -> None:
+        """Nothing to prepare ahead: the CPU MSMs read the bases as they are."""
+
+    def reserve_beside_tables(self, nbytes: int, msm_points: int = 0) -> None:
+        """No tables, no budget to keep room in."""
 
     def evaluate(self, matrix: SparseMatrix, witness: np.ndarray) -> np.ndarray:
         return spmv.evaluate(matrix, witness)

@@ -91,6 +91,39 @@ class CudaBackend:
     def _on_device(self):
         return cupy().cuda.Device(self.device)
 
+    # ---- device placement (Backend's "device" members) --------------------------------------------
+    def device_scope(self):
+        """This device made the calling thread's current device while the context lasts (CuPy's
+        thread-local device, restored after)."""
+        return self._on_device()
+
+    def free_bytes(self) -> int:
+        """Bytes free on the device now, the unused blocks of CuPy's pool included (its allocations
+        reuse them)."""
+        with self._on_device():
+            return int(cupy().cuda.runtime.memGetInfo()[0]) + int(cupy().get_default_memory_pool().free_bytes())
+
+    def memory_stats(self) -> dict:
+        """name, vram_total_bytes, vram_used_bytes (memGetInfo: every process's use) and
+        vram_reserved_bytes (the tables this backend holds under its budget)."""
+        with self._on_device():
+            free, total = cupy().cuda.runtime.memGetInfo()
+        return {"name": self.info.name, "vram_total_bytes": int(total), "vram_used_bytes": int(total - free),
+                "vram_reserved_bytes": self.residency.held}
+
+    def has_room(self, nbytes: int) -> bool:
+        """Whether the VRAM budget has room for `nbytes` beside the tables it holds."""
+        return self.residency.held + nbytes <= self.budget.bytes
+
+    def asarray(self, array):
+        """`array` on this device."""
+        with self._on_device():
+            return cupy().asarray(array)
+
+    def zeros(self, shape, dtype):
+        with self._on_device():
+            return cupy().zeros(shape, dtype)
+
     def _items(self) -> int:
         return msm.target_items(self.info.sm_count)
 
