@@ -146,9 +146,9 @@ class DamagedJobError(JournalError):
     """A request_id whose journal row is damaged: the row is quarantined (Journal.damaged), and the job
     is never run or answered; the request_id cannot be submitted again."""
 
-    def __init__(self, path: Path, damage: DamagedRow) -> None:
-        self.request_id, self.reason, self.found_at = damage.request_id, damage.reason, damage.found_at
-        super().__init__(f"{path}: job {damage.request_id!r} is damaged in the journal ({damage.reason}); "
+    def __init__(self, path: Path, request_id: str, damage: DamagedRow) -> None:
+        self.request_id, self.reason, self.found_at = request_id, damage.reason, damage.found_at
+        super().__init__(f"{path}: job {request_id!r} is damaged in the journal ({damage.reason}); "
                          "it is quarantined, never run or answered")
 
 
@@ -698,12 +698,12 @@ class Journal:
             found = conn.execute("SELECT id, found_at, source, row_id, request_id, reason FROM quarantine "
                                  "WHERE request_id = ? ORDER BY id DESC LIMIT 1", (request_id,)).fetchone()
             if found is not None:
-                raise DamagedJobError(self.path, _damaged(*found))
+                raise DamagedJobError(self.path, request_id, _damaged(*found))
             return None
         r = _Row._make(row)
         damage = self._check(conn, r, request_id)
         if damage is not None:
-            raise DamagedJobError(self.path, DamagedRow("jobs", r.seq, request_id, damage.reason, damage.found_at))
+            raise DamagedJobError(self.path, request_id, damage)
         return r
 
     def _existing(self, conn: sqlite3.Connection, request_id: str) -> _Row:

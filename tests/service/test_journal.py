@@ -461,6 +461,18 @@ def test_quarantine_keeps_the_original_row(five: Path) -> None:
     assert original["payload"] == {"blob": base64.b64encode(b"payload-4:" + b"E" * 400).decode()}
 
 
+def test_a_damaged_quarantine_record_is_reported_as_such(five: Path) -> None:
+    edit(five, "UPDATE jobs SET kind = 'c2' WHERE request_id = 'c'")
+    with Journal(five, clock=Clock(5.0)) as j:
+        assert j.damaged_count() == 1
+    edit(five, "UPDATE quarantine SET reason = NULL")
+    with Journal(five) as j:
+        assert j.damaged() == [DamagedRow("quarantine", 1, None, "this quarantine record is itself damaged", 5.0)]
+        with pytest.raises(DamagedJobError, match="job 'c' is damaged in the journal") as info:
+            j.get("c")
+        assert info.value.request_id == "c"
+
+
 def test_damaged_start_and_exit_rows_are_quarantined(state: Path) -> None:
     with Journal(state, clock=Clock()) as j:
         j.record_start(10, "0.1.0")
