@@ -32,18 +32,16 @@ import numpy as np
 
 from cuzk import groth16
 from cuzk.backend import Backend, get_backend
-from cuzk.errors import InputError, ProofFormatError, ProofVerificationError, UnsatisfiedConstraintError
-from cuzk.ff.fields import Fr
+from cuzk.errors import InputError, ProofFormatError
 from cuzk.groth16 import PROOF_BYTES, AnyCircuit, CompiledCircuit, Proof, VerifyingKey
+from cuzk.groth16.partition import prove_partition, verify_partition
 from cuzk.porep import program_witness
 from cuzk.porep.params_cache import LoadedParams, ParamsFiles, find_vk, load_or_generate, porep_stem
 from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.circuit import StackedShape, partition_witnesses
 from cuzk.porep.c1 import C1Output
-from cuzk.porep.graph import SdrGraph
-from cuzk.porep.public_inputs import partition_public_inputs
+from cuzk.porep.proving import partition_inputs
 from cuzk.porep.seal import Sector, seal
-from cuzk.util.arrays import to_host
 from cuzk.util.progress import StageTimer
 
 __all__ = ["ProveResult", "Sector", "as_c1", "prove", "prove_c1", "prove_partitions", "public_inputs",
@@ -94,10 +92,7 @@ def _open_path(source: str | os.PathLike, check_paths: bool) -> C1Output | Secto
 def public_inputs(c1: C1Output) -> list[list[int]]:
     """The public inputs (without ONE) of every partition, from the C1's replica_id, comm_d, comm_r and
     seed (challenges -> parents -> inputs)."""
-    config = c1.config
-    graph = SdrGraph.for_config(config)
-    return [partition_public_inputs(config, c1.replica_id, c1.comm_d, c1.comm_r, c1.seed, k, graph)
-            for k in range(config.partitions)]
+    return [list(x) for x in partition_inputs(c1)]
 
 
 def partition_circuit(config: PoRepConfig, progress: bool = True) -> CompiledCircuit:
@@ -178,20 +173,10 @@ def prove_partitions(params: LoadedParams, circuit: AnyCircuit, witnesses: Itera
     pvk = groth16.prepare_verifying_key(params.vk)
     proofs = []
     for k, (w, x) in enumerate(zip(witnesses, inputs, strict=True)):
-        t = time.perf_counter()
-        got = Fr.to_ints(to_host(w[1:circuit.num_inputs]))
-        if got != list(x):
-            raise InputError(f"partition {k}: the witness's public inputs differ from those derived from "
-                             "replica_id, comm_d, comm_r and the seed")
-        timings[f"inputs.{k}"] = time.perf_counter() - t
-        try:
-            proof = groth16.prove(params.params, circuit, w, backend, check=True)
-        except UnsatisfiedConstraintError as e:
-            raise UnsatisfiedConstraintError(e.index, f"partition {k}") from None
+        proof = prove_partition(params.params, circuit, w, x, backend, k)
         timings.update({f"prove.{k}.{s}": v for s, v in proof.timings.items()})
         t = time.perf_counter()
-        if not groth16.verify(pvk, x, proof):
-            raise ProofVerificationError(k, f"the proof made with {params.files.describe()} does not verify")
+        verify_partition(pvk, x, proof, k, f"made with {params.files.describe()}")
         timings[f"verify.{k}"] = time.perf_counter() - t
         if progress is not None:
             progress.mark(f"partition {k + 1}/{len(inputs)} proved and verified")

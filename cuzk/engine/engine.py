@@ -48,13 +48,13 @@ from cuzk.engine.porep import porep_spec_of, porep_tasks
 from cuzk.engine.processes import (measured, numba_threads, rss, start_synthesis_process, synthesis_threads,
                                    worker_rss)
 from cuzk.engine.residency import Resident, Residency, write_calibration
-from cuzk.errors import CuzkError, InputError, ProofVerificationError, SynthesisError, UnsatisfiedConstraintError
+from cuzk.errors import CuzkError, InputError, SynthesisError
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import AnyCircuit, CompiledCircuit, Proof
 from cuzk.groth16.keys import PARAMS_VECTORS
+from cuzk.groth16.partition import prove_partition, verify_partition
 from cuzk.porep import program_witness
 from cuzk.porep.c1 import C1Output
-from cuzk.util.arrays import to_host
 
 log = logging.getLogger("cuzk.engine")
 SETTLE_MIN_BYTES = 1 << 20  # engine process growth below this is not worth a reservation
@@ -608,12 +608,7 @@ class Engine:
         goes to the finisher (_verified)."""
         job, k, res = item.job, item.k, item.res
         x = list(job.tasks[k].inputs)
-        if Fr.to_ints(to_host(w[1:res.circuit.num_inputs])) != x:
-            raise InputError(f"{job.id} partition {k}: the witness's public inputs differ from the expected ones")
-        try:
-            proof = groth16.prove(res.params.params, res.circuit, w, dev.backend, check=True)
-        except UnsatisfiedConstraintError as e:
-            raise UnsatisfiedConstraintError(e.index, f"{job.id} partition {k}") from None
+        proof = prove_partition(res.params.params, res.circuit, w, x, dev.backend, k, job.id)
         self._event(job, k, "gpu_end", device=dev.name)
         job.timings.update({f"prove.{k}.{s}": v for s, v in proof.timings.items()})
         self._finisher.submit(self._verified, job, k, proof, res.pvk, x)
@@ -622,8 +617,7 @@ class Engine:
         """Finish a proven partition on the finisher (the GPU worker has gone on): verify its proof
         against the circuit's key `pvk` and its public inputs, then hand it to its job (or the failure)."""
         try:
-            if not groth16.verify(pvk, inputs, proof):
-                raise ProofVerificationError(k, f"{job.id}: the proof does not verify")
+            verify_partition(pvk, inputs, proof, k, job.id)
         except BaseException as e:  # noqa: BLE001 - the job carries it
             job.fail(e)
             return
