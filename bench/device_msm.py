@@ -24,6 +24,7 @@ from bench import peers
 from bench.common import RESULTS, device_name, event_times_ms, field_mul_rate, gib, record
 from cuzk.backend.cuda import CudaBackend, loader
 from cuzk.backend.cuda import msm as cb
+from cuzk.backend.cuda.layout import POINT_SHAPE
 from cuzk.ec import reference
 
 GEN = {"g1": reference.G1, "g2": reference.G2}
@@ -44,7 +45,7 @@ def expected(group: str, scal_dev, k2) -> np.ndarray:
     cb._launch("fr_from_mont_vec", n, scal_dev, np.int32(n), canon)
     total = reference.dot_mod_r(canon, k2)
     if total == 0:
-        return np.zeros(cb._SHAPE[group], np.uint64)
+        return np.zeros(POINT_SHAPE[group], np.uint64)
     g = reference.encode([GEN[group]], group == "g2")[0]
     s = cp.asarray(np.array([[(total >> (32 * j)) & 0xFFFFFFFF for j in range(8)]], dtype=np.uint32))
     return cb.to_numpy_points(group, cb.scalar_mul_points(group, g, s, 256))[0]
@@ -63,7 +64,7 @@ def run_case(be, group, logn, sparse, reps, rng, rows, log, budget):
     cp.cuda.Device().synchronize()
     t_gen = time.perf_counter() - t0
     t0 = time.perf_counter()
-    pb = getattr(be, f"prepare_bases_{group}")(bases.view(np.uint64).reshape((n, *cb._SHAPE[group])))
+    pb = getattr(be, f"prepare_bases_{group}")(bases.view(np.uint64).reshape((n, *POINT_SHAPE[group])))
     cp.cuda.Device().synchronize()
     t_prep = time.perf_counter() - t0
     del bases
@@ -139,7 +140,7 @@ def profile_case(be, group, logn, variants, reps, rng, log):
     L0 (points per item when summing buckets) is pinned through the msm module's _L0_MIN/_L0_MAX."""
     n = 1 << logn
     bases, k2 = make_inputs(group, n, rng)
-    flat = bases.view(np.uint64).reshape((n, *cb._SHAPE[group]))
+    flat = bases.view(np.uint64).reshape((n, *POINT_SHAPE[group]))
     scal = cp.asarray(reference.random_mont_scalars(rng, n))
     want = expected(group, scal.view(cp.uint32), k2)
     orig, l0_range = cb._launch, (cb._L0_MIN, cb._L0_MAX)

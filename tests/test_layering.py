@@ -25,6 +25,8 @@ a constant name. The rules, each named in a failure:
   module: `from cuzk.a import _x`, or `m._x` where m names an imported cuzk module (PRIVATE_ALLOWED
   lists exceptions).
 - alias: no one-letter alias of a module (`import x as L`, `from x import y as S` with y a module).
+- device-seam: outside cuzk.backend no module imports cupy or compares a backend's name with "cuda":
+  the upper layers reach devices through the Backend's device members (SEAM_ALLOWED lists exceptions).
 """
 from __future__ import annotations
 
@@ -59,11 +61,11 @@ ALLOWED_SIBLINGS = {("cuzk.util", "cuzk.errors")}
 BACKEND_ALLOWED = {("cuzk.selftest", "cuzk.backend.cuda.loader"), ("cuzk.cli", "cuzk.backend.cuda.loader"),
                    ("cuzk.cli", "cuzk.backend.cuda.device")}
 BACKEND_PUBLIC = {"cuzk.backend", "cuzk.backend.base"}
-# (importer module, private name as module.name) that may be reached: cuda/backend.py reads msm's
-# point words and shape under their old names until it takes them from cuzk.backend.cuda.layout
-# (WORDS, POINT_SHAPE), where they are public.
-PRIVATE_ALLOWED = {("cuzk.backend.cuda.backend", "cuzk.backend.cuda.msm._WORDS"),
-                   ("cuzk.backend.cuda.backend", "cuzk.backend.cuda.msm._SHAPE")}
+# (importer module, private name as module.name) that may be reached.
+PRIVATE_ALLOWED: set[tuple[str, str]] = set()
+# modules outside cuzk.backend that may use cupy: the plain-integer reference the GPU kernels' tests
+# compare against sums CuPy arrays.
+SEAM_ALLOWED = {"cuzk.ec.reference"}
 PROVER = "cuzk.groth16.prover"
 
 
@@ -275,6 +277,24 @@ def getattr_on_backend(source: str, path: str) -> list[Violation]:
     return found
 
 
+def device_seam(source: str, path: str, importer: str) -> list[Violation]:
+    """The device-seam rule for one module outside cuzk.backend: cupy imports, `x.name == "cuda"`."""
+    if _within(importer, "cuzk.backend") or importer in SEAM_ALLOWED:
+        return []
+    found = []
+    for node in ast.walk(ast.parse(source, filename=path)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(n == "cupy" or n.startswith("cupy.") for n in names):
+                found.append(Violation(path, node.lineno, importer, "cupy", "device-seam",
+                                       "only cuzk.backend imports cupy"))
+        elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) and node.left.attr == "name" \
+                and any(isinstance(c, ast.Constant) and c.value == "cuda" for c in node.comparators):
+            found.append(Violation(path, node.lineno, importer, ast.unparse(node), "device-seam",
+                                   "use the backend's device members, not its name"))
+    return found
+
+
 def scan(root: Path = ROOT) -> tuple[list[Violation], dict[str, Path]]:
     modules = discover(root)
     names = set(modules)
@@ -285,6 +305,7 @@ def scan(root: Path = ROOT) -> tuple[list[Violation], dict[str, Path]]:
         for imp in imports_of(source, rel, name, _is_package(path), names):
             violations.extend(check_import(imp, modules))
         violations.extend(private_names(source, rel, name, _is_package(path), names))
+        violations.extend(device_seam(source, rel, name))
         if name == PROVER:
             violations.extend(getattr_on_backend(source, rel))
     return list(dict.fromkeys(violations)), modules  # one line per (place, import, rule)
@@ -351,6 +372,7 @@ def test_checker_finds_each_rule(tmp_path):
                                   "    getattr(object(), 'y')\n",
         "cuzk/selftest.py": "from cuzk.backend.cuda import loader\n",
         "cuzk/cli.py": "from cuzk.backend.cuda import msm\nfrom cuzk import api\n",
+        "cuzk/engine/__init__.py": "import cupy\ndef f(be):\n    return be.name == 'cuda' or be.name != 'cpu'\n",
     })
     violations, _ = scan(root)
     got = {(v.importer, v.imported, v.rule) for v in violations}
@@ -371,6 +393,8 @@ def test_checker_finds_each_rule(tmp_path):
         ("cuzk.ec.points", "cuzk.ff.fields._third", "private-name"),   # through its dotted name
         ("cuzk.ec.points", "cuzk.ff.fields._fourth", "private-name"),  # through an alias
         ("cuzk.ec.points", "cuzk.ec.curves._x", "private-name"),       # a module of the same package
+        ("cuzk.engine", "cupy", "device-seam"),
+        ("cuzk.engine", "be.name == 'cuda'", "device-seam"),
     }
     assert got == want, f"missing: {want - got}\nunexpected: {got - want}"
 

@@ -47,7 +47,8 @@ from cuzk.engine.porep import porep_spec_of
 from cuzk.errors import CuzkError, InputError, ParamsNotFoundError
 from cuzk.porep.params_cache import official_files, porep_stem
 from cuzk.porep.registry import get_proof
-from cuzk.service.journal import UNFINISHED_STATES, DuplicateRequestError, ExitRecord, JobRecord, Journal
+from cuzk.service.journal import (UNFINISHED_STATES, DamagedJobError, DuplicateRequestError, ExitRecord, JobRecord,
+                                  Journal)
 from cuzk.service.payload import MAX_PAYLOAD, parse_porep
 from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
 from cuzk.service.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
@@ -79,6 +80,8 @@ class Metrics:
         self.reserved = Gauge("cuzk_host_reserved_bytes", "Host RAM reserved by the engine", registry=self.registry)
         self.limit = Gauge("cuzk_host_budget_bytes", "The engine's host RAM budget", registry=self.registry)
         self.rejected = Counter("cuzk_requests_rejected", "Requests answered INVALID_ARGUMENT", registry=self.registry)
+        self.damaged = Gauge("cuzk_journal_damaged_rows", "Journal rows found damaged and quarantined",
+                             registry=self.registry)
 
 
 class _StateCollector:
@@ -190,7 +193,11 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             live = self._jobs.get(rec.request_id)
             if live is not None:
                 live.job = job
-            cancelled = live is None or self.journal.get(rec.request_id).state == "cancelled"
+            try:
+                cancelled = live is None or self.journal.get(rec.request_id).state == "cancelled"
+            except CuzkError as e:  # its row was found damaged meanwhile: it must not be proved
+                log.error("daemon: %s not started: %s", rec.request_id, e)
+                cancelled = True
         if cancelled:  # CancelProof came while it was starting
             job.cancel()
         job.add_admitted_callback(lambda j: self._admitted(rec))
@@ -208,6 +215,13 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         """The engine admitted the job's first partition: it is running."""
         try:
             self.journal.mark_running(rec.request_id)
+        except DamagedJobError as e:  # its row was quarantined: it is not proved
+            log.error("daemon: %s cancelled: %s", rec.request_id, e)
+            with self._lock:
+                live = self._jobs.get(rec.request_id)
+            if live is not None and live.job is not None:
+                live.job.cancel()
+            return
         except CuzkError as e:  # cancelled meanwhile: the journal keeps its answer
             log.info("daemon: %s admitted but not marked running: %s", rec.request_id, e)
         with self._lock:
@@ -293,6 +307,7 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         """The Prometheus text of the service's metrics, the gauges refreshed first."""
         for state, n in self.journal.counts().items():
             self.metrics.jobs.labels(state).set(n)
+        self.metrics.damaged.set(self.journal.damaged_count())
         self.metrics.reserved.set(self.engine.budget.used)
         self.metrics.limit.set(self.engine.budget.total)
         return generate_latest(self.metrics.registry).decode()
@@ -321,6 +336,8 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             rec = self.journal.submit(request_id, kind, bytes(request.vanilla_proof), int(priority))
         except DuplicateRequestError as e:
             context.abort(grpc.StatusCode.ALREADY_EXISTS, str(e))
+        except DamagedJobError as e:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
         except InputError as e:
             self._reject(context, str(e))
         if rec.state in UNFINISHED_STATES:
@@ -335,10 +352,19 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         if not request.job_id:
             self._reject(context, "job_id is empty")
         timeout = request.timeout_ms / 1000 if request.timeout_ms else context.time_remaining()
-        rec = self._wait(request.job_id, timeout)
-        if rec is None:
+        out = self._answer(request.job_id, timeout)
+        if out is None:
             context.abort(grpc.StatusCode.NOT_FOUND, f"job not found: {request.job_id}")
-        return self._outcome(rec)
+        return out
+
+    def _answer(self, request_id: str, timeout: float | None):
+        """The AwaitProofResponse of a job once it has ended or `timeout` has passed (None: no such job);
+        a job whose journal row is damaged answers FAILED with what is wrong."""
+        try:
+            rec = self._wait(request_id, timeout)
+        except DamagedJobError as e:
+            return pb.AwaitProofResponse(job_id=request_id, status=pb.AwaitProofResponse.FAILED, error_message=str(e))
+        return None if rec is None else self._outcome(rec)
 
     def _outcome(self, rec: JobRecord):
         status = {"done": pb.AwaitProofResponse.COMPLETED, "failed": pb.AwaitProofResponse.FAILED,
@@ -351,9 +377,15 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
 
     def Prove(self, request, context):
         rec, _ = self._submit(request.submit, context)
-        return pb.ProveResponse(result=self._outcome(self._wait(rec.request_id, context.time_remaining())))
+        return pb.ProveResponse(result=self._answer(rec.request_id, context.time_remaining()))
 
     def CancelProof(self, request, context):
+        try:
+            return self._cancel(request, context)
+        except DamagedJobError as e:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(e))
+
+    def _cancel(self, request, context):
         with self._lock:  # journaled first: an engine-side cancel alone (shutdown) leaves a job to resume
             live = self._jobs.get(request.job_id)
             if live is not None:

@@ -3,7 +3,8 @@
     /status   JSON: jobs per journal state, each live job's per-partition states, jobs still
               starting, the engine's workers (configured / busy), queues and devices (VRAM on CUDA),
               its host RAM budget (used / total), resident and loading circuits, each circuit id's
-              official parameter file (present or not), the daemon's restarts and last exit, uptime
+              official parameter file (present or not), the journal's damaged (quarantined) rows, the
+              daemon's restarts and last exit, uptime
     /metrics  Prometheus text (the service's prometheus-client registry)
     /healthz  200 while the process serves
     /readyz   200 once start-up has finished (parameters of preloaded circuits loaded, unfinished
@@ -33,6 +34,8 @@ def status(service) -> dict:
                        "host_budget_bytes": stats["host"]["total_bytes"], "budget_source": service.engine.budget.source},
             "resident_circuits": stats["resident"], "loading_circuits": stats["loading"],
             "circuits": service.circuits(), "starting_jobs": service.starting(),
+            "journal_damaged": {"count": service.journal.damaged_count(),
+                                "rows": [asdict(d) for d in service.journal.damaged(limit=20)]},
             "restarts": {"count": restarts, "last_exit": asdict(last_exit) if last_exit else None}}
 
 

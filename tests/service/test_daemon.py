@@ -219,3 +219,32 @@ def test_a_job_the_closing_engine_cancels_stays_journaled_and_a_client_cancel_is
         service._jobs["client-1"] = _Live(service.journal.get("client-1"), 0, client, admitted=True)
     assert stub.CancelProof(pb.CancelProofRequest(job_id="client-1"), timeout=10).was_running
     assert client.cancelled and service.journal.get("client-1").state == "cancelled"
+
+
+def test_a_damaged_journal_row_is_quarantined_reported_and_never_proved(tmp_path, c1):
+    """A job whose payload bytes changed on disk: after the restart it is not resumed but quarantined;
+    /status and cuzk_journal_damaged_rows report it, AwaitProof answers FAILED saying why, and its
+    request_id is refused (FAILED_PRECONDITION)."""
+    import sqlite3
+
+    from cuzk.service.status import status
+
+    with Journal(tmp_path / "state") as journal:
+        journal.submit("porep-damaged", "porep", wrap(c1, 7), 30)
+    with sqlite3.connect(tmp_path / "state" / "journal.sqlite3") as db:
+        db.execute("UPDATE jobs SET payload = ? WHERE request_id = ?", (wrap(c1, 8), "porep-damaged"))
+    service, srv, channel, stub = start(tmp_path)
+    try:
+        assert service.resume() == 0 and not service.engine.resident and not service.live_jobs()
+        doc = status(service)
+        metrics = stub.GetMetrics(pb.GetMetricsRequest(), timeout=10).prometheus_text
+        got = stub.AwaitProof(pb.AwaitProofRequest(job_id="porep-damaged", timeout_ms=1000), timeout=10)
+        req = pb.SubmitProofRequest(request_id="porep-damaged", proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=wrap(c1, 7))
+        with pytest.raises(grpc.RpcError) as info:
+            stub.SubmitProof(req, timeout=10)
+    finally:
+        stop(service, srv, channel)
+    assert doc["journal_damaged"]["count"] == 1 and doc["journal_damaged"]["rows"][0]["request_id"] == "porep-damaged"
+    assert "cuzk_journal_damaged_rows 1.0" in metrics.splitlines()
+    assert got.status == pb.AwaitProofResponse.FAILED and "porep-damaged" in got.error_message
+    assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION

@@ -19,6 +19,7 @@ from cuzk.backend.cuda import setup as setup_cuda
 from cuzk.backend.cuda import spmv
 from cuzk.backend.cuda import witness as witness_cuda
 from cuzk.backend.cuda.device import cupy
+from cuzk.backend.cuda.layout import POINT_SHAPE, WORDS
 from cuzk.backend.cuda.memory import DEFAULT_FRACTION, Residency, Stager, VramBudget, resolve_budget
 from cuzk.backend.cuda.msm import MsmInputError, MsmPlan, PreparedBases
 from cuzk.errors import VramBudgetError
@@ -281,7 +282,7 @@ class CudaBackend:
                 plan = msm.plan_for(group, n, c, m or 1, True, self._items())
                 self.residency.make_room(msm.new_bytes(plan, held_bases), self.budget, self._what(group, n, plan))
             t = time.perf_counter()
-            flat = self._stager.to_device(bases).view(cp.uint32).reshape(n, msm._WORDS[group])
+            flat = self._stager.to_device(bases).view(cp.uint32).reshape(n, WORDS[group])
             table = msm.build_table(flat, group, plan.c, plan.multiples)
             del flat
             if log.isEnabledFor(logging.INFO):  # the table's kernels are asynchronous: time them when logged
@@ -358,10 +359,10 @@ class CudaBackend:
                 n = int(bases.shape[0])
             msm.check_scalars(scalars, n)
             if n == 0:
-                return np.zeros(msm._SHAPE[group], dtype=np.uint64)
+                return np.zeros(POINT_SHAPE[group], dtype=np.uint64)
             prepared = bases if isinstance(bases, PreparedBases) else self._resident(bases, group)
             out = self._run(prepared, scalars, sparse)
-            return cupy().asnumpy(out).view(np.uint64).reshape(msm._SHAPE[group])
+            return cupy().asnumpy(out).view(np.uint64).reshape(POINT_SHAPE[group])
 
     def _run(self, prepared: PreparedBases, scalars, sparse: bool):
         """One MSM on prepared bases, after making room for its working memory."""

@@ -26,7 +26,6 @@ from cuzk.errors import InputError, VramBudgetError
 __all__ = ["MsmInputError", "MsmBytes", "MsmPlan", "PreparedBases", "choose_plan", "msm_bytes", "pippenger",
            "plan_for", "scalar_mul_points", "to_numpy_points", "windows"]
 
-_WORDS, _SHAPE = WORDS, POINT_SHAPE  # layout's WORDS, POINT_SHAPE under the names cuda/backend.py reaches
 _L0_MIN, _L0_MAX = 32, 256  # points per item when summing buckets, sized for about target_items items
 _WAVES = 8  # bucket-sum items: about this many waves of one _THREADS-thread block per SM
 _L1 = 16  # partial sums per item in later passes

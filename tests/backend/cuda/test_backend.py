@@ -133,7 +133,7 @@ def test_device_properties_come_from_the_device(monkeypatch):
     assert "%d%d" % info.compute_capability == dev.compute_capability
     free, total = dev.mem_info
     assert info.total_bytes == total
-    assert 0 < be.budget.bytes <= total and "default" in be.budget.source
+    assert 0 < be.budget.bytes <= total and "memory.vram_fraction 0.8" in be.budget.source
     assert info.shared_mem_per_block_optin >= info.shared_mem_per_block > 0
 
 
