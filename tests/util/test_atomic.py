@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from cuzk.util.atomic import atomic_dir, atomic_path, atomic_write
+from tests.permission_shim import deny_create
 
 
 def test_bytes_and_chunks_are_written(tmp_path):
@@ -79,13 +80,15 @@ def test_errors_are_oserrors_about_the_target(tmp_path):
     assert os.listdir(tmp_path) == ["a-directory"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
-def test_an_unwritable_directory_raises_permission_error(tmp_path):
+def test_an_unwritable_directory_raises_permission_error(tmp_path, monkeypatch):
+    """The temporary cannot be created (mode 0o500, injected so that it holds for root too)."""
     locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
+    locked.mkdir()
+    deny_create(monkeypatch, locked)
     with pytest.raises(PermissionError) as e:
         atomic_write(locked / "f.bin", b"x")
     assert e.value.filename == str(locked / "f.bin")
+    assert os.listdir(locked) == []
 
 
 _KILLED_WRITER = """
