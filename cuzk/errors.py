@@ -284,7 +284,14 @@ class PceMismatchError(PceFileError):
     def __init__(self, path: str, differences: dict[str, tuple[object, object]]) -> None:
         self.differences = differences
         super().__init__(path, "made for another circuit or format: " + "; ".join(
-            f"{field}: the file has {found!r}, expected {want!r}" for field, (found, want) in differences.items()))
+            f"{str(field)[:80]}: the file has {_cut(found)}, expected {_cut(want)}"
+            for field, (found, want) in differences.items()))
+
+
+def _cut(value: object, limit: int = 80) -> str:
+    """repr(value), at most about `limit` characters (a message never grows with its input)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 class PceReadError(PceFileError, OSError):

@@ -17,15 +17,17 @@ from typing import Any
 from cuzk import groth16
 from cuzk.engine.budget import MemoryBudget, Reservation
 from cuzk.engine.jobs import CircuitSpec
-from cuzk.errors import InputError, format_size
+from cuzk.errors import CuzkError, InputError, format_size
 from cuzk.groth16 import AnyCircuit, CompiledCircuit
 from cuzk.groth16.keys import Parameters
 from cuzk.porep.params_cache import LoadedParams
 from cuzk.util.arrays import on_device
 from cuzk.util.atomic import atomic_write
+from cuzk.util.jsonio import load_json
 
 log = logging.getLogger("cuzk.engine")
 LOADER_THREADS = 2  # circuits loading at once
+CALIBRATION_MAX_BYTES = 1 << 12  # a calibration file is one small JSON object
 
 @dataclass
 class Resident:
@@ -212,12 +214,12 @@ def read_calibration(spec: CircuitSpec) -> int | None:
         log.info("engine: no calibration for %s yet; its first item measures one", spec.key)
         return None
     try:
-        data = json.loads(spec.calibration.read_text())
+        data = load_json(str(spec.calibration), what="calibration", max_bytes=CALIBRATION_MAX_BYTES, max_depth=2)
         if data.get("identity") == spec.identity and isinstance(data.get("synthesis_bytes"), int) \
                 and data["synthesis_bytes"] > 0:
             return data["synthesis_bytes"]
-    except (OSError, ValueError, AttributeError):
-        log.warning("engine: calibration %s unreadable; measuring again", spec.calibration)
+    except (CuzkError, OSError, ValueError, AttributeError) as e:
+        log.warning("engine: calibration %s unreadable (%s); measuring again", spec.calibration, e)
     return None
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from cuzk import groth16
+from cuzk.groth16 import partition
 from cuzk.backend import get_backend
 from cuzk.engine import EngineConfig, MemoryBudget
 from cuzk.engine.config import GpuConfig, MemoryConfig, PipelineConfig
@@ -96,7 +97,7 @@ def engine():
 @pytest.fixture
 def gate(monkeypatch):
     gate = Gate(PROVE)
-    monkeypatch.setattr(groth16, "prove", gate)
+    monkeypatch.setattr(partition, "prove", gate)
     return gate
 
 

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from cuzk import groth16
+from cuzk.groth16 import partition
 from cuzk.backend import device_backends, get_backend
 from cuzk.backend.cpu import CpuBackend
 from cuzk.engine import EngineConfig, MemoryBudget
@@ -49,14 +50,14 @@ def fixed_rng(w) -> np.random.Generator:
 @pytest.fixture
 def fixed(monkeypatch):
     """The engine's proofs with fixed blinding."""
-    monkeypatch.setattr(groth16, "prove", lambda params, circuit, w, backend, **kw:
+    monkeypatch.setattr(partition, "prove", lambda params, circuit, w, backend, **kw:
                         PROVE(params, circuit, w, backend, rng=fixed_rng(w), **kw))
 
 
 @pytest.fixture
 def gate(monkeypatch):
     gate = Gate(PROVE)
-    monkeypatch.setattr(groth16, "prove", gate)
+    monkeypatch.setattr(partition, "prove", gate)
     return gate
 
 
