@@ -28,7 +28,6 @@ within META_MAX_BYTES / META_MAX_DEPTH only makes the files stale: they are gene
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
@@ -47,6 +46,7 @@ from cuzk.errors import CuzkError, InputError, ParamsCacheError, ParamsNotFoundE
 from cuzk.groth16 import AnyCircuit, Parameters, VerifyingKey, read_params, read_vk, setup, write_params, write_vk
 from cuzk.util.atomic import atomic_write
 from cuzk.util.cache_dirs import params_dir
+from cuzk.util.fileio import locked
 from cuzk.util.jsonio import load_json
 from cuzk.util.progress import Progress
 
@@ -155,7 +155,8 @@ def load_or_generate(stem: str, circuit: AnyCircuit, *, allow_setup: bool = True
     digest = circuit.digest()
     with _cache_errors(own.directory):
         own.directory.mkdir(parents=True, exist_ok=True)
-        with _locked(own, progress):
+        with locked(own.path("lock"), lambda: _say(progress, f"cuzk: waiting for another process generating "
+                                                             f"{own.params.name}")):
             if _fresh(own, digest):
                 log.info("using %s", own.describe())
                 return LoadedParams(read_params(own.params, checked=False, keep=keep), read_vk(own.vk), own, False)
@@ -393,18 +394,3 @@ def _say(progress: bool, message: str) -> None:
     log.info(message)
     if progress:
         print(message, file=sys.stderr, flush=True)
-
-
-@contextmanager
-def _locked(files: ParamsFiles, progress: bool) -> Iterator[None]:
-    """An exclusive lock on <stem>.lock for the duration (waits for a concurrent generator)."""
-    with open(files.path("lock"), "a+") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            _say(progress, f"cuzk: waiting for another process generating {files.params.name}")
-            fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
