@@ -32,7 +32,9 @@ def test_budget_sources(monkeypatch):
     monkeypatch.delenv(memory.ENV, raising=False)
     default = resolve_budget(None, 3, free)
     assert default.bytes == int(100 * GIB * memory.DEFAULT_FRACTION)
-    assert "default" in default.source and "100.00 GiB free on device 3" in default.source
+    assert "memory.vram_fraction 0.8" in default.source and "100.00 GiB free on device 3" in default.source
+    half = resolve_budget(None, 3, free, fraction=0.5)
+    assert half.bytes == 50 * GIB and "memory.vram_fraction 0.5" in half.source
     monkeypatch.setenv(memory.ENV, "16GiB")
     env = resolve_budget(None, 0, free)
     assert env == VramBudget(16 * GIB, "CUZK_VRAM_BUDGET=16GiB")
