@@ -105,13 +105,13 @@ def partition_circuit(config: PoRepConfig, progress: bool = True) -> CompiledCir
 def prove(source: Source, seed: bytes | None = None, *, backend: str | Backend = "auto",
           progress: bool = True) -> bytes:
     """The PoRep proof of `source` (see as_c1): 192 bytes per partition, in partition order, made by
-    the process-wide engine for `backend` (cuzk.engine.engine.default_engine: partitions pipelined,
+    the process-wide engine for `backend` (cuzk.engine.default.default_engine: partitions pipelined,
     every proof verified; a second proof reuses the circuit, parameters and GPU tables). Without the
     official parameters cuzk's own stand in (made by a setup once; a warning says so once: the chain
     does not accept their proofs). A Backend instance proves without the engine (prove_c1)."""
     if not isinstance(backend, str):
         return prove_c1(source, seed, backend=backend, progress=progress).proof
-    from cuzk.engine.engine import default_engine
+    from cuzk.engine.default import default_engine
 
     c1, ids = as_c1(source, seed)
     return default_engine(backend).submit_porep(c1, ids=ids, progress=progress, allow_setup=True).result()

@@ -227,7 +227,7 @@ def test_prove_builds_the_pce_on_first_use_and_says_so(sealed, cache, monkeypatc
 def test_cuzk_prove_runs_on_the_process_wide_engine(sealed, monkeypatch):
     """cuzk.prove hands the C1 to the process-wide engine: the proof verifies, and a second proof in
     the process reuses the resident circuit and parameters (no second load, no setup)."""
-    from cuzk.engine.engine import default_engine
+    from cuzk.engine.default import default_engine
     from cuzk.engine.porep import porep_spec_of
 
     first = cuzk.prove(sealed["sector"], sealed["seed"], backend="cpu", progress=False)

@@ -1,25 +1,15 @@
-"""The proving engine: a proof becomes partition work items; synthesis workers (processes) make their
-witnesses, GPU workers (threads, `gpus.gpu_workers_per_device` per device) prove them, a finisher
-verifies each proof, and the job assembles the partition proofs in partition order.
+"""The proving engine: a proof becomes partition work items; synthesis processes make their witnesses,
+GPU workers (`gpus.gpu_workers_per_device` per device) prove them, a finisher thread verifies each
+proof, and the job assembles the partition proofs in partition order.
 
     with Engine(EngineConfig.default(), backend="cuda") as engine:
         job = engine.submit_porep(c1, priority=Priority.POREP)
         proof = job.result(timeout=600)          # bytes, every partition verified
 
-This module holds the threads and queues; docs/ENGINE.md draws an item's states and the threads. Its
-rooms: jobs (the job model), residency (circuits loaded outside the engine's locks, evicted when idle),
-accounting (the byte models), processes (the synthesis processes), placement (which device takes an
-item, batches, device faults) and porep (a C1 as engine work). An item is pending until the dispatcher
-admits it (a slot of max_parallel_synthesis + gpu_queue_depth, its host RAM reserved), synthesized in a
-process, queued for a GPU, proved there (a.b = c checked) and handed to the finisher; a packed witness
-(PoRep) is expanded by the circuit's witness program on the GPU, in batches of the circuit's waiting
-items. A device fault marks the device bad and hands its items to the others. The engine never
-branches on a backend's kind: a host backend (CPU) answers the device members of cuzk.backend.base
-with nothing to place.
-"""
+This module holds the threads and queues; docs/ENGINE.md draws an item's states, the threads and the
+rooms of cuzk/engine/ (jobs, residency, accounting, processes, placement, expansion, porep)."""
 from __future__ import annotations
 
-import atexit
 import heapq
 import itertools
 import json
@@ -30,7 +20,6 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +29,14 @@ from cuzk import groth16
 from cuzk.backend import Backend, device_backends, get_backend
 from cuzk.engine.accounting import SYNTHESIS_GUESS_FACTOR, engine_host_bytes, witness_bytes, work_bytes
 from cuzk.engine.budget import MemoryBudget, host_limit
-from cuzk.engine.config import CONFIG_ENV, EngineConfig, resolve
+from cuzk.engine.config import EngineConfig
+from cuzk.engine.expansion import expand_batch, expanded
 from cuzk.engine.jobs import (CircuitSpec, DeviceFaultError, Job, JobCancelledError, Priority, Task)
-from cuzk.engine.placement import (Device, Item, batch, batch_cap, device_fault, packed, place, serves,
-                                   share)
+from cuzk.engine.placement import (Device, Item, batch, batch_cap, device_fault, device_faults, packed, place,
+                                   serves, share, take_stranded)
 from cuzk.engine.porep import porep_spec_of, porep_tasks
-from cuzk.engine.processes import (measured, numba_threads, rss, start_synthesis_process, synthesis_threads,
-                                   worker_rss)
+from cuzk.engine.processes import (measured, numba_threads, process_sizes, rss, start_synthesis_process,
+                                   synthesis_threads, use_param_cache)
 from cuzk.engine.residency import Resident, Residency, write_calibration
 from cuzk.errors import CuzkError, InputError, SynthesisError
 from cuzk.ff.fields import Fr
@@ -58,7 +48,6 @@ from cuzk.porep.c1 import C1Output
 
 log = logging.getLogger("cuzk.engine")
 SETTLE_MIN_BYTES = 1 << 20  # engine process growth below this is not worth a reservation
-PARAMS_ENV = "FIL_PROOFS_PARAMETER_CACHE"
 
 
 class Engine:
@@ -73,20 +62,22 @@ class Engine:
                  timeline: str | Path | None = None, budget: MemoryBudget | None = None) -> None:
         self.config = config or EngineConfig.default()
         pipe, mem = self.config.pipeline, self.config.memory
-        _use_param_cache(self.config.srs.param_cache)
+        use_param_cache(self.config.srs.param_cache)
         self.budget = budget or MemoryBudget.for_host(host_limit(mem.host_cap), mem.host_margin)
         self._baselines = [self.budget.reserve(rss(), "the engine process", mem.admission_timeout_s)]
         self._engine_bytes = self._baselines[0].bytes  # reserved for the engine process itself
         self._cond = threading.Condition()
         self._circuits = Residency(self.budget, mem.admission_timeout_s, mem.eviction_min_idle_s, self._forget)
         self.budget.set_evictor(self._circuits.evict_idle)
-        self._in_flight = [0, 0]  # items holding reservations, and their engine-process bytes (Item.local)
+        self._held_items = 0  # items holding reservations
+        self._held_local = 0  # of their reservations, the bytes in the engine process (Item.local)
         self._synthesizing = 0  # items handed to the synthesis pool and not yet back (stats)
         self._admitting: Item | None = None  # the item the dispatcher took, until it is synthesizing (stats)
         self._workers_counted = False
         self._devices = self._make_devices(backend)
         self._on_gpus = all(d.backend.device is not None for d in self._devices)
-        self._host_backend = get_backend("cpu")  # expands witnesses with pipeline.gpu_witness off
+        # expands witnesses with pipeline.gpu_witness off
+        self._witness_host = None if self.config.pipeline.gpu_witness else get_backend("cpu")
         self._awaiting_load = 0  # items of submitted jobs whose circuit is still loading (stats)
         self._pending: list[Item] = []
         self._gpu_queue: list[Item] = []
@@ -153,7 +144,7 @@ class Engine:
         circuit, w = res.circuit, None
         if isinstance(circuit, CompiledCircuit) and circuit.program is not None:
             try:
-                w = self._expanded(circuit, [program_witness.blank(circuit)], dev.backend)[0]
+                w = expanded(circuit, [program_witness.blank(circuit)], dev.backend, self._witness_host)[0]
             except (SynthesisError, InputError) as e:  # a decomposition fails, or not a one-block (PoRep) program
                 log.info("engine: no blank witness for %s (%s); rehearsing with ONE alone", res.key, e)
         if w is None:
@@ -207,21 +198,9 @@ class Engine:
                 return
             dev.fault = reason
             log.error("engine: device %s is bad (%s); its work goes to the other devices", device, reason)
-            stranded = self._stranded()
+            stranded = take_stranded(self._gpu_queue, self._devices)
             self._cond.notify_all()
         self._fail(stranded)
-
-    def _faults(self) -> dict[str, str]:
-        return {d.name: d.fault for d in self._devices if d.fault is not None}
-
-    def _stranded(self) -> list[Item]:
-        """Under the lock: the queued items that no healthy device can take, taken out of the queue."""
-        stranded = [item for item in self._gpu_queue if not item.job.done
-                    and not any(d.fault is None and serves(d, item.res) for d in self._devices)]
-        if stranded:
-            self._gpu_queue[:] = [item for item in self._gpu_queue if all(item is not s for s in stranded)]
-            heapq.heapify(self._gpu_queue)
-        return stranded
 
     def _fail(self, stranded: list[Item]) -> None:
         """Fail the jobs of items no healthy device can take (DeviceFaultError) and release them."""
@@ -229,7 +208,7 @@ class Engine:
             pinned = "" if item.res is None or item.res.device is None else \
                 f" (its parameters live on cuda:{item.res.device})"
             with self._cond:
-                faults = self._faults()
+                faults = device_faults(self._devices)
             item.job.fail(DeviceFaultError(f"{item.job.id} partition {item.k}: no healthy device "
                                                     f"can take it{pinned}", faults))
             self._release(item)
@@ -246,7 +225,7 @@ class Engine:
             raise InputError("a job needs at least one partition")
         with self._cond:
             if all(d.fault is not None for d in self._devices):
-                raise DeviceFaultError("no healthy device is left", self._faults())
+                raise DeviceFaultError("no healthy device is left", device_faults(self._devices))
         job = Job(job_id or f"job-{next(self._job_ids)}", spec, tasks, Priority(priority))
         with self._cond:
             self._awaiting_load += len(tasks)
@@ -300,6 +279,10 @@ class Engine:
             r.release()
         self.budget.set_evictor(None)
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def __enter__(self) -> Engine:
         return self
 
@@ -346,8 +329,8 @@ class Engine:
                 continue
             item.local = self._local_bytes(res)
             with self._cond:
-                self._in_flight[0] += 1
-                self._in_flight[1] += item.local
+                self._held_items += 1
+                self._held_local += item.local
             if item.job.done:
                 self._release(item)
                 continue
@@ -371,7 +354,7 @@ class Engine:
         dispatcher calls it before each admission; the growth stays reserved until close(). It waits
         for room only while items run (nothing else would make room)."""
         with self._cond:
-            running, local = self._in_flight
+            running, local = self._held_items, self._held_local
         extra = rss() - self._engine_bytes - self._circuits.held - local
         if extra < SETTLE_MIN_BYTES:
             return
@@ -387,13 +370,9 @@ class Engine:
         """Start every synthesis process and reserve its resident size (before any item runs), and
         that of multiprocessing's resource tracker (a process the spawn context started; a host
         watchdog sees it too)."""
-        futures = [self._pool.submit(worker_rss) for _ in range(self.config.pipeline.max_parallel_synthesis)]
-        pids = dict(f.result() for f in futures)
         timeout = self.config.memory.admission_timeout_s
-        self._baselines += [self.budget.reserve(size, f"synthesis process {pid}", timeout) for pid, size in pids.items()]
-        tracker = getattr(resource_tracker._resource_tracker, "_pid", None)  # None: not running, or not ours
-        if tracker is not None and tracker not in pids and (size := rss(tracker)) > 0:
-            self._baselines.append(self.budget.reserve(size, f"resource tracker process {tracker}", timeout))
+        sizes = process_sizes(self._pool, self.config.pipeline.max_parallel_synthesis)
+        self._baselines += [self.budget.reserve(size, what, timeout) for what, size in sizes]
         self._workers_counted = True
 
     def _synthesized(self, item: Item, future: Future) -> None:
@@ -426,7 +405,7 @@ class Engine:
         item.job.partition_state[item.k] = "gpu_queue"
         with self._cond:
             heapq.heappush(self._gpu_queue, item)
-            stranded = self._stranded()
+            stranded = take_stranded(self._gpu_queue, self._devices)
             self._cond.notify_all()
         self._fail(stranded)
 
@@ -516,7 +495,7 @@ class Engine:
             item.job.partition_state[item.k] = "proving"
             self._event(item.job, item.k, "gpu_start", device=dev.name)
         try:
-            witnesses = self._expand(live, dev.backend) if packed(live[0]) else [live[0].witness]
+            witnesses = expand_batch(live, dev.backend, self._witness_host) if packed(live[0]) else [live[0].witness]
         except Exception as e:  # noqa: BLE001 - a device fault hands every item back; another goes to the batch's jobs
             if not device_fault(e):
                 raise
@@ -554,55 +533,6 @@ class Engine:
         self._event(item.job, item.k, "synthesis_end", device=dev.name, fault=dev.fault)
         self._enqueue(item)
 
-    def _expand(self, batch: list[Item], backend: Backend) -> list[Any]:
-        """The full witnesses of a batch of packed items, by one run of the circuit's witness program
-        (timings witness.{k}: the run's seconds, witness_batch.{k}: its partitions). When the batch
-        fails (e.g. SynthesisError: one partition's inputs are inconsistent), each item is expanded
-        alone, so that only a failing item gets its error, in place of its witness; a device fault
-        is raised."""
-        res = batch[0].res
-        if len(batch) > 1:
-            try:
-                return self._expand_timed(res, batch, backend)
-            except Exception as e:  # noqa: BLE001 - each item alone finds the one at fault
-                if device_fault(e):
-                    raise
-                log.warning("engine: a batch of %d witnesses failed (%s); expanding each alone", len(batch), e)
-        return [self._expand_one(res, item, backend) for item in batch]
-
-    def _expand_one(self, res: Resident, item: Item, backend: Backend) -> Any:
-        """One item's full witness, or the error its expansion raised (a SynthesisError naming its job
-        and partition)."""
-        try:
-            return self._expand_timed(res, [item], backend)[0]
-        except SynthesisError as e:
-            return SynthesisError(f"{item.job.id} partition {item.k}: {e}")
-        except Exception as e:  # noqa: BLE001 - the item's job carries it
-            return e
-
-    def _expand_timed(self, res: Resident, batch: list[Item], backend: Backend) -> list[Any]:
-        """The batch's witnesses by one program_witness.expand (on the proving backend, or with
-        pipeline.gpu_witness off on the host's cores and then copied once to the proving GPU, so that
-        the prover's vectors stay there as with the GPU witness), its time (with that copy) and size in
-        the jobs' timings."""
-        t = time.perf_counter()
-        w = self._expanded(res.circuit, [item.witness for item in batch], backend)
-        seconds = time.perf_counter() - t
-        for item in batch:
-            item.job.timings.update({f"witness.{item.k}": seconds, f"witness_batch.{item.k}": len(batch)})
-        return list(w)
-
-    def _expanded(self, circuit: CompiledCircuit, packs: list[program_witness.PackedWitness], backend: Backend):
-        """The packs' full witnesses by one program_witness.expand, on the proving backend, or with
-        pipeline.gpu_witness off on the host's cores and then copied once to the proving GPU (the
-        current device: the worker's device_scope), so that the prover's vectors stay there as with the
-        GPU witness."""
-        on = backend if self.config.pipeline.gpu_witness else self._host_backend
-        w = program_witness.expand(circuit, packs, on, host=False)
-        if on is not backend:
-            w = backend.asarray(w)
-        return w
-
     def _prove(self, item: Item, w: Any, dev: Device) -> None:
         """Check the full witness `w`'s public inputs and prove on `dev` (checking a.b = c); the proof
         goes to the finisher (_verified)."""
@@ -630,8 +560,8 @@ class Engine:
             item.reservation.release()
             item.reservation = None
             with self._cond:
-                self._in_flight[0] -= 1
-                self._in_flight[1] -= item.local
+                self._held_items -= 1
+                self._held_local -= item.local
             self._slots.release()
         item.ended.set()
 
@@ -644,20 +574,12 @@ class Engine:
                 f.write(json.dumps(event) + "\n")
 
     def stats(self) -> dict[str, Any]:
-        """A snapshot of the engine for status pages (the queues count only unfinished jobs' items):
-
-            synthesis_workers  {"configured": processes, "busy": those synthesizing an item}
-            gpu_workers        {"configured", "busy"}: worker threads of every device, those holding an item
-            queue              {"loading": items of jobs whose circuit is still loading, "pending":
-                               items waiting for admission (a slot, their RAM), "synthesis":
-                               admitted items waiting for a synthesis process, "gpu": synthesized items
-                               waiting for a GPU worker}
-            host               {"total_bytes", "reserved_bytes"}: the host RAM budget
-            devices            per device what `devices` gives; a CUDA one also "name", "vram_total_bytes",
-                               "vram_used_bytes" (memGetInfo: every process's use) and
-                               "vram_reserved_bytes" (the tables its backend holds under its budget)
-            resident           the resident circuits' keys; loading: those loading now
-        Workers and queues are read in one hold of the engine's lock; memory is read after it."""
+        """A snapshot for status pages, read in one hold of the engine's lock (memory after it):
+        synthesis_workers and gpu_workers ({"configured", "busy"}); queue: unfinished jobs' items
+        "loading" (their circuit still loading), "pending" (waiting for a slot and their RAM),
+        "synthesis" (admitted, waiting for a process), "gpu" (waiting for a GPU worker); host
+        ({"total_bytes", "reserved_bytes"}); devices (`devices`, with the backend's memory_stats);
+        resident and loading (circuit keys)."""
         configured = self.config.pipeline.max_parallel_synthesis
         with self._cond:
             synthesizing = self._synthesizing
@@ -674,34 +596,3 @@ class Engine:
                           "gpu": gpu},
                 "host": {"total_bytes": self.budget.total, "reserved_bytes": self.budget.used},
                 "devices": devices, "resident": self.resident, "loading": self.loading}
-
-
-def _use_param_cache(directory: Path | None) -> None:
-    """srs.param_cache: the directory of the parameters and of cuzk's compiled circuits for this
-    process and its synthesis processes, set as $FIL_PROOFS_PARAMETER_CACHE (as curio's daemon does,
-    it wins over the variable's own value). None leaves the environment as it is."""
-    if directory is None:
-        return
-    before = os.environ.get(PARAMS_ENV)
-    if before and Path(before) != directory:
-        log.warning("engine: srs.param_cache %s replaces $%s=%s", directory, PARAMS_ENV, before)
-    os.environ[PARAMS_ENV] = str(directory)
-
-
-_DEFAULT: dict[str, Engine] = {}
-_DEFAULT_LOCK = threading.Lock()
-
-
-def default_engine(backend: str = "auto") -> Engine:
-    """The process-wide engine for a backend name, made on first use from the effective configuration
-    (the file named by CUZK_CONFIG, if set, under the CUZK_<TABLE>_<KEY> variables) and closed at
-    exit: what cuzk.prove uses, so a second proof in the process reuses its circuit, parameters and
-    GPU tables."""
-    with _DEFAULT_LOCK:
-        engine = _DEFAULT.get(backend)
-        if engine is None or engine._closed:
-            engine = _DEFAULT[backend] = Engine(resolve(os.environ.get(CONFIG_ENV))[0], backend=backend)
-            atexit.register(engine.close)
-        return engine
-
-

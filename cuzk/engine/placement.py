@@ -127,6 +127,22 @@ def room(dev: Device, res: Resident) -> bool:
     return res.device is not None or dev.backend.has_room(res.gpu_bytes)
 
 
+def device_faults(devices: list[Device]) -> dict[str, str]:
+    """Each bad device's name and fault."""
+    return {d.name: d.fault for d in devices if d.fault is not None}
+
+
+def take_stranded(queue: list[Item], devices: list[Device]) -> list[Item]:
+    """The items of the heap `queue` that no healthy device can take, taken out of it (under the
+    engine's lock)."""
+    stranded = [item for item in queue if not item.job.done
+                and not any(d.fault is None and serves(d, item.res) for d in devices)]
+    if stranded:
+        queue[:] = [item for item in queue if all(item is not s for s in stranded)]
+        heapq.heapify(queue)
+    return stranded
+
+
 def place(devices: list[Device], res: Resident) -> Device | None:
     """The device to give an item of `res`'s circuit now, or None for it to wait (the policy: the
     module docstring)."""

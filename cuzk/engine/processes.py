@@ -1,16 +1,23 @@
-"""The engine's synthesis processes: their compute threads, their initializer (which ends a process
-whose engine has gone), and what they measure: the resident bytes of a process and the peak growth
-of one synthesis."""
+"""The engine's processes: the parameter directory they share (srs.param_cache), the synthesis
+processes' compute threads, their initializer (which ends a process whose engine has gone), and
+what they measure: the resident bytes of a process and the peak growth of one synthesis."""
 from __future__ import annotations
 
+import logging
 import os
 import resource
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import resource_tracker
+from pathlib import Path
 from typing import Any
 
 from cuzk.engine.config import PipelineConfig
+
+log = logging.getLogger("cuzk.engine")
+PARAMS_ENV = "FIL_PROOFS_PARAMETER_CACHE"
 
 def synthesis_threads(pipe: PipelineConfig) -> int:
     """Compute threads of each synthesis process: pipeline.synthesis_threads, or when 0 the CPUs this
@@ -64,7 +71,31 @@ def measured(fn: Callable[[], Any]) -> tuple[Any, int, float, float]:
     return out, max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before), start, time.time()
 
 
+def process_sizes(pool: ProcessPoolExecutor, processes: int) -> list[tuple[str, int]]:
+    """(what, resident bytes) of each of the pool's `processes` synthesis processes, started here, and
+    of multiprocessing's resource tracker (a process the spawn context started; a host watchdog sees
+    it too)."""
+    pids = dict(f.result() for f in [pool.submit(worker_rss) for _ in range(processes)])
+    sizes = [(f"synthesis process {pid}", size) for pid, size in pids.items()]
+    tracker = getattr(resource_tracker._resource_tracker, "_pid", None)  # None: not running, or not ours
+    if tracker is not None and tracker not in pids and (size := rss(tracker)) > 0:
+        sizes.append((f"resource tracker process {tracker}", size))
+    return sizes
+
+
 def worker_rss() -> tuple[int, int]:
     """(pid, resident bytes) of a synthesis process, after a pause that makes the pool start them all."""
     time.sleep(0.2)
     return os.getpid(), rss()
+
+
+def use_param_cache(directory: Path | None) -> None:
+    """srs.param_cache: the directory of the parameters and of cuzk's compiled circuits for this
+    process and its synthesis processes, set as $FIL_PROOFS_PARAMETER_CACHE (as curio's daemon does,
+    it wins over the variable's own value). None leaves the environment as it is."""
+    if directory is None:
+        return
+    before = os.environ.get(PARAMS_ENV)
+    if before and Path(before) != directory:
+        log.warning("engine: srs.param_cache %s replaces $%s=%s", directory, PARAMS_ENV, before)
+    os.environ[PARAMS_ENV] = str(directory)

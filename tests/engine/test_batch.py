@@ -213,7 +213,7 @@ def test_with_gpu_witness_off_the_host_expands_the_witnesses(monkeypatch):
     with Engine(cfg, backend="cpu", budget=MemoryBudget(1 << 34, "test RAM")) as e:
         job = e.submit(program_spec("program-host"), packed_tasks(7, 2))
         assert len(job.result(timeout=600)) == 2 * PROOF_BYTES
-        assert seen and all(b is e._host_backend for b in seen)
+        assert seen and all(b is e._witness_host for b in seen)
 
 
 def test_a_batch_never_overtakes_a_higher_priority_item():

@@ -39,8 +39,10 @@ from cuzk.engine.budget import host_limit
 from cuzk.engine.config import LOG_LEVELS, EngineConfig, load_config
 from cuzk.engine.accounting import engine_host_bytes, work_bytes
 from cuzk.engine.engine import Engine
+from cuzk.engine.expansion import expanded
 from cuzk.engine.placement import batch_cap
 from cuzk.engine.porep import porep_spec_of
+from cuzk.engine import processes
 from cuzk.engine.processes import synthesis_threads
 from cuzk.errors import BudgetTimeoutError, InputError
 from cuzk.porep import params_cache, program_witness
@@ -56,7 +58,7 @@ from service.test_run_config import root_level  # noqa: F401 - a fixture: the ro
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "cuzk.example.toml"
 GIB = 1 << 30
-PARAMS_ENV = engine_module.PARAMS_ENV
+PARAMS_ENV = processes.PARAMS_ENV
 CONFIG_PREFIXES = tuple(f"CUZK_{table.upper()}_" for table in config_module._TABLES)
 
 
@@ -369,15 +371,15 @@ def check_pipeline_witness_batch(tmp_path):
 
 def check_pipeline_gpu_witness(tmp_path, monkeypatch):
     """pipeline.gpu_witness: packed witnesses expand on the proving backend (true) or on the engine's
-    host backend (false: _expanded), and on GPUs the item's engine-process bytes follow (the witness is
+    host backend (false: cuzk.engine.expansion.expanded), and on GPUs the item's engine-process bytes follow (the witness is
     in VRAM, or in host memory)."""
     calls = []
     monkeypatch.setattr(program_witness, "expand", lambda circuit, packs, on, host: calls.append(on) or "w")
     for flag in (True, False):
         device = get_backend("cpu")
         with engine(load(tmp_path, {"pipeline.gpu_witness": flag}), backend=[device]) as e:
-            assert e._expanded(tiny_circuit(packed=True), ["pack"], device) == "w"
-            assert calls.pop() is (device if flag else e._host_backend)
+            assert expanded(tiny_circuit(packed=True), ["pack"], device, e._witness_host) == "w"
+            assert calls.pop() is (device if flag else e._witness_host)
     packed = tiny_circuit(packed=True)
     on, off = (load(tmp_path, {"pipeline.gpu_witness": flag}).pipeline.gpu_witness for flag in (True, False))
     assert engine_host_bytes(packed, True, on) == 0
