@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from cuzk.engine.config import (CURIO_KEYS, CURIO_SAFETY_MARGIN, DaemonConfig, EngineConfig, GpuConfig, LoggingConfig,
-                                MemoryConfig, PipelineConfig, SrsConfig, load_config, override, resolve)
+from cuzk.engine.config import (CURIO_KEYS, DaemonConfig, EngineConfig, GpuConfig, LoggingConfig, MemoryConfig,
+                                PipelineConfig, SrsConfig, load_config, override, resolve)
+from cuzk.engine.config_curio import CURIO_SAFETY_MARGIN
 from cuzk.errors import ConfigError
 
 GIB = 1 << 30

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from cuzk.engine import config as config_module
+from cuzk.engine import config_values
 from cuzk.engine.config import MAX_SECONDS, load_config, resolve
 from cuzk.errors import ConfigError
 
@@ -51,7 +52,7 @@ def _refused(tmp_path, text, dotted=None):
 
 def test_every_number_key_is_listed_here():
     numeric = {f"{t}.{k}" for t, (_, keys) in config_module._TABLES.items() for k, key in keys.items()
-               if key.from_text in (config_module._int_text, config_module._float_text)}
+               if key.from_text in (config_values.int_text, config_values.float_text)}
     assert numeric == set(INTEGERS) | set(SECONDS) | {"memory.vram_fraction"}
 
 
