@@ -13,6 +13,10 @@ Two conventions are in use:
 - snarkjs / ffjavascript: g = 5, Fr's smallest quadratic non-residue, and the odd coset
   s = w_2n: sH holds the points of the 2n-domain that H lacks, s^n = -1 (`Domain.snarkjs`).
 The same k puts constraint j at w^j in both, but the two w differ, so keys are not interchangeable.
+
+`QapRows` is the row arithmetic of bellperson's R1CS-to-QAP reduction (m constraint rows, then k
+input rows, on Domain.for_size(m + k)), kept here, below the backends, so that the GPU setup shares
+it with cuzk.groth16.qap, which states the reduction's math.
 """
 from __future__ import annotations
 
@@ -99,6 +103,37 @@ class Domain:
             return np.where((x == Fr.const(tau)).all(axis=1)[:, None], Fr.const(1), Fr.const(0))
         diff = Fr.sub(np.broadcast_to(Fr.const(tau), x.shape), x)
         return Fr.mul(Fr.mul(x, Fr.batch_inv(diff)), Fr.const(z * self.n_inv))
+
+
+@dataclass(frozen=True)
+class QapRows:
+    """bellperson's rows for an R1CS of m = `constraints` constraints and k = `inputs` public inputs
+    (ONE included): rows r < m are the constraints, row m + i the input constraint x_i * 0 = 0; row r
+    sits at w^r of the smallest domain that holds the m + k rows, and the quotient (AB - C) / Z has
+    n - 1 coefficients (cuzk.groth16.qap.BellpersonQap: the math)."""
+
+    constraints: int
+    inputs: int
+
+    @property
+    def rows(self) -> int:
+        """m + k."""
+        return self.constraints + self.inputs
+
+    @property
+    def input_rows(self) -> slice:
+        """Rows m .. m + k - 1: input i's row is m + i."""
+        return slice(self.constraints, self.rows)
+
+    @property
+    def domain(self) -> Domain:
+        """Domain.for_size(m + k)."""
+        return Domain.for_size(self.rows)
+
+    @property
+    def h_len(self) -> int:
+        """Points of the H query: the n - 1 coefficients of H."""
+        return self.domain.n - 1
 
 
 def powers(x: int, count: int) -> np.ndarray:

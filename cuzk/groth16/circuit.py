@@ -4,9 +4,8 @@ disk). Both give the prover and the setup what they need: the sizes, the densiti
 evaluation (A w, B w, C w) through a backend, the flat matrices (setup only) and a digest that
 names the R1CS (what parameters fit).
 
-bellperson appends one constraint `input_i * 0 = 0` per public input (ONE included) after the
-circuit's own constraints, so that the A polynomials of the inputs are linearly independent. Those
-rows are not stored in the matrices here: `Circuit.rows` counts them and setup / prover add them.
+The matrices hold the circuit's own constraints only; `qap` (cuzk.groth16.qap.BellpersonQap) adds
+bellperson's input rows x_i * 0 = 0 and gives the domain.
 Densities follow bellperson's prover: a variable is "dense" in A (or B) when some row of A (or B)
 names it with a non-zero coefficient; the query vectors `a`, `b_g1`, `b_g2` hold points only for
 dense variables, inputs first.
@@ -21,36 +20,36 @@ import numpy as np
 
 from cuzk.backend import Backend
 from cuzk.errors import InputError
-from cuzk.ff.domain import Domain
+from cuzk.groth16.qap import BellpersonQap
 from cuzk.r1cs import CSR, PCE, ConstraintSystem
 from cuzk.r1cs.witness_program import WitnessProgram
 
 
-class _Qap:
+class _Sizes:
     """Sizes shared by both forms (num_constraints and num_inputs come from the subclass)."""
 
     num_constraints: int
     num_inputs: int
 
-    @property
-    def rows(self) -> int:
-        """Constraints including bellperson's input constraints."""
-        return self.num_constraints + self.num_inputs
+    @cached_property
+    def qap(self) -> BellpersonQap:
+        """The QAP reduction of this circuit's size."""
+        return BellpersonQap(self.num_constraints, self.num_inputs)
 
     @property
     def domain_size(self) -> int:
-        return Domain.for_size(self.rows).n
+        return self.qap.domain.n
 
     @cached_property
     def query_lengths(self) -> dict[str, int]:
         """Points each parameter query has for this circuit (ic, h, l, a, b_g1, b_g2), counted once."""
         b = int(self.b_input_density.sum() + self.b_aux_density.sum())
-        return {"ic": self.num_inputs, "h": self.domain_size - 1, "l": self.num_aux,
+        return {"ic": self.num_inputs, "h": self.qap.h_len, "l": self.num_aux,
                 "a": self.num_inputs + int(self.a_aux_density.sum()), "b_g1": b, "b_g2": b}
 
 
 @dataclass(frozen=True)
-class Circuit(_Qap):
+class Circuit(_Sizes):
     """A, B, C with columns (inputs, ONE first, then aux) and `num_inputs` (ONE included)."""
 
     a: CSR
@@ -112,7 +111,7 @@ class Circuit(_Qap):
 
 
 @dataclass(frozen=True)
-class CompiledCircuit(_Qap):
+class CompiledCircuit(_Sizes):
     """A circuit in template form (cuzk.r1cs.pce.PCE): evaluated by the backend straight from the
     templates; the flat matrices are expanded only when asked for (setup). `program`: its witness
     program (cuzk.r1cs.witness_program), when the witness is computed from packed inputs."""

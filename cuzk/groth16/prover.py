@@ -1,6 +1,6 @@
 """Groth16 prover with bellperson's structure, all heavy work through one compute backend.
 
-    a, b, c  = A w, B w, C w over the rows, then the input rows (a = x_i, b = c = 0), zero-padded
+    a, b, c  = A w, B w, C w over the QAP's domain (cuzk.groth16.qap: the input rows, the padding)
     H        = (A(X) B(X) - C(X)) / Z(X), coefficients 0 .. n-2
     A-proof  = alpha + sum a_i [u_i] + r delta                         (G1)
     B-proof  = beta + sum b_i [v_i] + s delta                          (G2)
@@ -51,18 +51,16 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     k, n = circuit.num_inputs, circuit.domain_size
     _check_params(params.vk, params.lengths(), circuit)
     with stage("evaluate"):
-        a, b, c = circuit.evaluate(backend, w)
+        abc = list(circuit.evaluate(backend, w))
     if check:
         with stage("check"):
-            bad = backend.first_unsatisfied(a, b, c)
+            bad = backend.first_unsatisfied(*abc)
             if bad is not None:
                 raise UnsatisfiedConstraintError(bad)
     with stage("ntt"):
-        a = _padded(a, n, w[:k])  # one at a time: each unpadded vector is freed as its copy is made
-        b = _padded(b, n)
-        c = _padded(c, n)
-        h = backend.quotient(a, b, c)
-        del a, b, c  # H replaces them (as arkworks and gnark drop them after the quotient)
+        # pad empties abc, so each unpadded vector is freed as its copy is made; H replaces the
+        # padded ones (as arkworks and gnark drop a, b, c after the quotient)
+        h = backend.quotient(*circuit.qap.pad(abc, w[:k]))
     inputs, aux = w[:k], w[k:]
     xp = array_module(w)  # a device witness (CuPy) stays on the device through the MSMs
     # witness scalars are mostly 0 and 1: the sparse MSMs let a backend split those off
@@ -114,16 +112,6 @@ def _check_params(vk, lengths: dict[str, int], circuit: AnyCircuit) -> None:
              if have[name] != want[name]]
     if wrong:
         raise ParameterMismatchError("parameters do not fit the circuit: " + "; ".join(wrong))
-
-
-def _padded(v: np.ndarray, n: int, inputs: np.ndarray | None = None) -> np.ndarray:
-    """An evaluation over the domain of n points: the circuit's m rows, then bellperson's input rows
-    (x_i * 0 = 0: a = x_i for `inputs`, b = c = 0), then zeros."""
-    out = array_module(v).zeros((n, 4), np.uint64)
-    out[:len(v)] = v
-    if inputs is not None:
-        out[len(v):len(v) + len(inputs)] = inputs
-    return out
 
 
 def _where(backend: Backend, xp, mask: np.ndarray):

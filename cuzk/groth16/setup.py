@@ -6,9 +6,9 @@ L_r(tau) = Z(tau) w^r / (n (tau - w^r)) (`cuzk.ff.domain.Domain.lagrange_at`), w
 u_i(tau) = sum_r A[r, i] L_r(tau) into one sparse product with A^T. All group elements come from one
 batched fixed-base multiplication per group (8-bit windows over a precomputed table of the generator).
 
-`key_points` is that pipeline for any QAP reduction: the domain and the H query's scalars are its
-parameters. bellperson's (`generate_parameters`) uses Domain.for_size and h_i = tau^i Z(tau),
-i < n - 1; snarkjs's zkey writer (cuzk.interop.snarkjs) uses its own domain and H query.
+`key_points` is that pipeline for a reduction of cuzk.groth16.qap (its rows, domain, input-row term
+and H query): bellperson's for `generate_parameters`, snarkjs's for the .zkey writer
+(cuzk.interop.snarkjs).
 """
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ import numpy as np
 
 from cuzk.ec.curves import G1, G2
 from cuzk.errors import SetupError
-from cuzk.ff.domain import Domain, powers
 from cuzk.ff.fields import Fr
 from cuzk.groth16.circuit import AnyCircuit, as_circuit, transpose
 from cuzk.groth16.keys import Parameters, VerifyingKey
+from cuzk.groth16.qap import BellpersonQap
 from cuzk.r1cs import CSR, evaluate
 
 log = logging.getLogger("cuzk.groth16")
@@ -45,49 +45,46 @@ def setup(r1cs, rng: np.random.Generator | None = None) -> Parameters:
 
 
 def generate_parameters(r1cs, tau: int, alpha: int, beta: int, gamma: int, delta: int) -> Parameters:
-    """Parameters for the given toxic waste (non-zero Fr integers), in bellperson's layout: the QAP
-    over Domain.for_size(rows), A and B queries for the dense variables only, and the H query
-    [tau^i Z(tau) / delta] G1, i < n - 1."""
+    """Parameters for the given toxic waste (non-zero Fr integers), in bellperson's layout: its QAP
+    reduction (circuit.qap), A and B queries for the dense variables only."""
     start = time.perf_counter()
     circuit = as_circuit(r1cs)
     matrices = circuit.matrices()
     _check_constrained(matrices, circuit.num_inputs)
-    domain = Domain.for_size(circuit.rows)
-    h_query = Fr.mul(powers(tau, domain.n - 1), Fr.const(domain.vanishing(tau)))
     a_dense = np.concatenate([np.ones(circuit.num_inputs, bool), circuit.a_aux_density])
     b_dense = np.concatenate([circuit.b_input_density, circuit.b_aux_density])
-    params = key_points(circuit, domain, h_query, tau, alpha, beta, gamma, delta, a_dense, b_dense, matrices)
+    params = key_points(circuit, circuit.qap, tau, alpha, beta, gamma, delta, a_dense, b_dense, matrices)
     if any(_any_identity(p) for p in (params.a, params.b_g1, params.l)):  # [x] G = O iff x = 0
         raise SetupError("tau hit a root of a QAP polynomial (probability ~n/r): run setup again")
     log.info("setup: %d constraints, %d inputs, %d aux, domain %d in %.2f s", circuit.num_constraints,
-             circuit.num_inputs, circuit.num_aux, domain.n, time.perf_counter() - start)
+             circuit.num_inputs, circuit.num_aux, circuit.domain_size, time.perf_counter() - start)
     return params
 
 
-def key_points(circuit: AnyCircuit, domain: Domain, h_query: np.ndarray, tau: int, alpha: int, beta: int,
-               gamma: int, delta: int, a_wires: np.ndarray | None = None, b_wires: np.ndarray | None = None,
+def key_points(circuit: AnyCircuit, qap: BellpersonQap, tau: int, alpha: int, beta: int, gamma: int, delta: int,
+               a_wires: np.ndarray | None = None, b_wires: np.ndarray | None = None,
                matrices: tuple[CSR, CSR, CSR] | None = None) -> Parameters:
-    """Every group element of a Groth16 key for the QAP of `circuit` over `domain`, row r at w^r:
-        u_i(tau) = sum_r A[r, i] L_r(tau) + [i < k] L_(m+i)(tau)   (bellperson's input rows x_i * 0 = 0)
-        v_i(tau) = sum_r B[r, i] L_r(tau),   w_i(tau) = sum_r C[r, i] L_r(tau)
-    for the domain's Lagrange basis L_r, m constraints and k inputs; then vk, ic and l as in
-    cuzk.groth16.keys, a = [u_i(tau)] G1 and b_g1 / b_g2 = [v_i(tau)] G1 / G2 for the wires that the
-    bool masks a_wires / b_wires select (every wire when None), and h = [h_query_j / delta] G1 for the
-    reduction's H-query scalars. `matrices`: circuit.matrices() when the caller has them already.
-    SetupError when tau is a point of the domain."""
-    if domain.vanishing(tau) == 0:
+    """Every group element of a Groth16 key for `circuit` under the reduction `qap` (of the circuit's
+    size), with L_r its domain's Lagrange basis and m constraints:
+        u_i(tau) = sum_(r<m) A[r, i] L_r(tau) + the input-row term (qap.add_input_term)
+        v_i(tau) = sum_(r<m) B[r, i] L_r(tau),   w_i(tau) = sum_(r<m) C[r, i] L_r(tau)
+    then vk, ic and l as in cuzk.groth16.keys, a = [u_i(tau)] G1 and b_g1 / b_g2 = [v_i(tau)] G1 / G2
+    for the wires that the bool masks a_wires / b_wires select (every wire when None), and
+    h = [s_j / delta] G1 for the reduction's H-query scalars s_j. `matrices`: circuit.matrices() when
+    the caller has them already. SetupError when tau is a point of the domain."""
+    if qap.domain.vanishing(tau) == 0:
         raise SetupError("tau hit a point of the evaluation domain (probability n/r): run setup again")
     m, k = circuit.num_constraints, circuit.num_inputs
-    lagrange = domain.lagrange_at(tau, circuit.rows)
+    lagrange = qap.lagrange(tau)
     u, v, w = (evaluate(transpose(mat), np.ascontiguousarray(lagrange[:m]))
                for mat in (matrices or circuit.matrices()))
-    u[:k] = Fr.add(u[:k], lagrange[m:])
+    qap.add_input_term(u, lagrange)
     ext = Fr.add(Fr.add(Fr.mul(u, Fr.const(beta)), Fr.mul(v, Fr.const(alpha))), w)
     delta_inv = Fr.const(pow(delta, -1, R))
     a_wires = slice(None) if a_wires is None else a_wires
     b_wires = slice(None) if b_wires is None else b_wires
 
-    g1_scalars = [Fr.mul(h_query, delta_inv), Fr.mul(ext[:k], Fr.const(pow(gamma, -1, R))),
+    g1_scalars = [Fr.mul(qap.h_query(tau), delta_inv), Fr.mul(ext[:k], Fr.const(pow(gamma, -1, R))),
                   Fr.mul(ext[k:], delta_inv), u[a_wires], v[b_wires], Fr.from_ints([alpha, beta, delta])]
     g1 = _split(G1.generator_mul(np.concatenate(g1_scalars)), [len(s) for s in g1_scalars])
     g2_scalars = [v[b_wires], Fr.from_ints([beta, gamma, delta])]

@@ -10,16 +10,14 @@ Wires: circom numbers them ONE, outputs, public inputs, private inputs, internal
 ONE and the public inputs, then aux. A cuzk circuit is written with nOutputs = 0, nPubInputs =
 num_inputs - 1, nPrvInputs = 0; a circom one is read with its outputs and public inputs as inputs.
 
-A .zkey is its own key, not an export of bellperson-layout Parameters, because snarkjs's QAP differs:
+A .zkey is its own key, not an export of bellperson-layout Parameters, because snarkjs's QAP
+reduction differs (cuzk.groth16.qap.SnarkjsQap):
 - its roots of unity are powers of 5^((r-1)/2^32) (bellperson's of 7^...), so constraint c sits at
   another point of the domain and every u_i(tau), v_i(tau), w_i(tau) (hence IC) changes;
-- its H query is [L'_j(tau) / delta] G1, j < n, for the Lagrange polynomials L'_j of the 2n-domain at
-  its odd points x_j = w_2n w_n^j: snarkjs evaluates P = A B - C on that coset and never divides by Z,
-  since P (degree < 2n) vanishes on the even points, so sum_j P(x_j) L'_j(tau) = P(tau) =
-  h(tau) Z(tau). bellperson's H query is [tau^i Z(tau) / delta] G1 against h's coefficients.
-write_zkey therefore runs the setup pipeline (cuzk.groth16.setup.key_points) over snarkjs's domain
-(cuzk.ff.domain.Domain.snarkjs) with that H query; its verifying key (returned, and in the file)
-checks snarkjs's proofs with cuzk's verifier.
+- its H query is the 2n-domain's Lagrange basis at the odd points (n of them), for a prover that
+  never divides by Z; bellperson's is [tau^i Z(tau) / delta] G1 against H's n - 1 coefficients.
+write_zkey therefore runs the setup pipeline (cuzk.groth16.setup.key_points) with SnarkjsQap; its
+verifying key (returned, and in the file) checks snarkjs's proofs with cuzk's verifier.
 """
 from __future__ import annotations
 
@@ -32,12 +30,12 @@ import numpy as np
 from numba import njit
 
 from cuzk.ec.curves import G1, G2
-from cuzk.errors import InputError, NonCanonicalError, SetupError
-from cuzk.ff.domain import Domain
+from cuzk.errors import InputError, NonCanonicalError
 from cuzk.ff.fields import Fq, Fr
 from cuzk.groth16.circuit import Circuit, flat
 from cuzk.groth16.keys import VerifyingKey
 from cuzk.groth16.proof import Proof
+from cuzk.groth16.qap import SnarkjsQap
 from cuzk.groth16.setup import key_points, random_scalar
 from cuzk.r1cs import CSR, fr_array
 from cuzk.util.atomic import atomic_write
@@ -294,19 +292,15 @@ def write_zkey(path: str | os.PathLike, r1cs, tau: int, alpha: int, beta: int, g
         raise InputError("toxic waste must be integers in [1, r)")
     c = flat(r1cs)
     k, n_vars = c.num_inputs, c.a.shape[1]
-    domain = Domain.snarkjs(Domain.for_size(c.rows).log_n)
-    n = domain.n
-    # The H query: the 2n-domain's Lagrange basis at its odd points w_2n^(2j+1) = shift w_n^j.
-    double = Domain.snarkjs(domain.log_n + 1)
-    if double.vanishing(tau) == 0:
-        raise SetupError("tau hit a point of the evaluation domain: run setup again")
-    keys = key_points(c, domain, double.lagrange_at(tau, n, start=1, step=2), tau, alpha, beta, gamma, delta)
+    qap = SnarkjsQap(c.num_constraints, k)
+    n = qap.domain.n
+    keys = key_points(c, qap, tau, alpha, beta, gamma, delta)
     vk = keys.vk
 
     header = (_field_header(Q, FQ_BYTES) + _field_header(R, FR_BYTES) + _u32(n_vars, k - 1, n)
               + b"".join(_point_bytes(p) for p in (vk.alpha_g1, vk.beta_g1, vk.beta_g2, vk.gamma_g2,
                                                    vk.delta_g1, vk.delta_g2)))
-    coefs = _zkey_coefficients(c)
+    coefs = _zkey_coefficients(c, qap)
     _write_bin(path, b"zkey", 1, [
         (1, _u32(1)), (2, header), (3, _point_bytes(vk.ic)), (4, _u32(len(coefs)) + coefs.tobytes()),
         (5, _point_bytes(keys.a)), (6, _point_bytes(keys.b_g1)), (7, _point_bytes(keys.b_g2)),
@@ -314,15 +308,15 @@ def write_zkey(path: str | os.PathLike, r1cs, tau: int, alpha: int, beta: int, g
     return vk
 
 
-def _zkey_coefficients(c: Circuit) -> np.ndarray:
-    """Section 4: A and B non-zeros by constraint (A first), then A's input rows; values c R^2 mod r
-    (snarkjs multiplies them with plain witness values in Montgomery arithmetic)."""
+def _zkey_coefficients(c: Circuit, qap: SnarkjsQap) -> np.ndarray:
+    """Section 4: A and B non-zeros by constraint (A first), then A's input rows (A[m + i, i] = 1);
+    values c R^2 mod r (snarkjs multiplies them with plain witness values in Montgomery arithmetic)."""
     parts = []
     for j, mat in enumerate((c.a, c.b)):
         rows = np.repeat(np.arange(mat.shape[0]), np.diff(mat.indptr))
         parts.append((np.full(mat.nnz, j), rows, mat.indices, mat.values()))
-    k = c.num_inputs
-    parts.append((np.zeros(k, np.int64), c.num_constraints + np.arange(k), np.arange(k), Fr.ones(k)))
+    k = qap.inputs
+    parts.append((np.zeros(k, np.int64), np.arange(qap.rows)[qap.input_rows], np.arange(k), Fr.ones(k)))
     matrix, rows, signals, values = (np.concatenate(x) for x in zip(*parts))
     order = np.lexsort((matrix, rows))  # stable: terms keep their order within a row
     out = np.empty(len(order), _COEF)

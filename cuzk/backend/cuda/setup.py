@@ -1,9 +1,10 @@
 """Groth16 parameters on the GPU from a circuit's template form, for given toxic waste (issue 16): the
-same key as cuzk.groth16.setup.key_points with bellperson's QAP (Domain.for_size(m + k), H query
-[tau^i Z(tau) / delta] G1 for i < n - 1), each stage a kernel (kernels/setup/):
+same key as cuzk.groth16.setup.key_points with bellperson's reduction (cuzk.groth16.qap; its rows,
+domain and H query length from cuzk.ff.domain.QapRows, which the backend layer can import), each
+stage a kernel (kernels/setup/):
 
-    L_e = L_e(tau) = Z(tau) w^e / (n (tau - w^e)), e < m + k          setup_lagrange
-    u = A^T L[:m] (+ L[m + i] at input i), v = B^T L[:m], w = C^T L[:m]     pce_transpose, setup_fold
+    L_e = L_e(tau) = Z(tau) w^e / (n (tau - w^e)), e < rows                setup_lagrange
+    u = A^T L[:m] (+ the input rows' L), v = B^T L[:m], w = C^T L[:m]       pce_transpose, setup_fold
     ext = beta u + alpha v + w; ic = ext[:k] / gamma; l = ext[k:] / delta     fr_lincomb
     h_i = tau^i Z(tau) / delta                                             fr_powers (ntt module)
     [s_i] G1 and [s_i] G2 for every query vector                           fb_mul_g1 / fb_mul_g2
@@ -50,7 +51,7 @@ from cuzk.backend.cuda.layout import FB_THREADS, POINT_SHAPE, WORDS
 from cuzk.backend.cuda.memory import Residency
 from cuzk.ec.curves import G1, G2
 from cuzk.errors import InputError, SetupError
-from cuzk.ff.domain import Domain
+from cuzk.ff.domain import Domain, QapRows
 from cuzk.ff.fields import Fr, int_limbs
 from cuzk.util.progress import Progress, StageTimer
 
@@ -251,13 +252,11 @@ def stage_bytes(rows: int, ncols: int, k: int, n: int, a: int, b: int, keep: boo
 def setup_bytes(pce: TemplateCircuit, a: int, b: int, keep: bool = True) -> int:
     """Peak device bytes of key_points: the largest stage, the circuit's resident arrays, the tables at
     WINDOW_BITS and the fixed-base scratch."""
-    k, m = pce.num_inputs, pce.num_constraints
-    ncols = pce.shape[1]
-    n = Domain.for_size(m + k).n
+    qap = QapRows(pce.num_constraints, pce.num_inputs)
     tables = sum(windows(WINDOW_BITS) << (WINDOW_BITS - 1) for _ in range(3)) * 96  # G1 + G2 (twice G1)
     scratch = 2 * 96 * _MAX_CHUNK
-    return (max(stage_bytes(m + k, ncols, k, n, a, b, keep).values()) + pce_cuda.resident_bytes(pce) + tables
-            + scratch)
+    return (max(stage_bytes(qap.rows, pce.shape[1], qap.inputs, qap.domain.n, a, b, keep).values())
+            + pce_cuda.resident_bytes(pce) + tables + scratch)
 
 
 def key_points(pce: TemplateCircuit, tau: int, alpha: int, beta: int, gamma: int, delta: int, a_dense: np.ndarray,
@@ -273,8 +272,8 @@ def key_points(pce: TemplateCircuit, tau: int, alpha: int, beta: int, gamma: int
     of a QAP polynomial). progress: stage lines and a bar over the points on stderr."""
     cp = cupy()
     m, k, ncols = pce.num_constraints, pce.num_inputs, pce.shape[1]
-    rows = m + k
-    domain = Domain.for_size(rows)
+    qap = QapRows(m, k)
+    domain = qap.domain
     for name, x in (("tau", tau), ("alpha", alpha), ("beta", beta), ("gamma", gamma), ("delta", delta)):
         if not 0 < x < R:
             raise InputError(f"toxic waste {name} must be an integer in [1, r), got {x}")
@@ -293,14 +292,14 @@ def key_points(pce: TemplateCircuit, tau: int, alpha: int, beta: int, gamma: int
 
     dev = pce_cuda.resident(pce, reserve, residency)
     delta_inv, z = pow(delta, -1, R), domain.vanishing(tau)
-    lag = lagrange(domain, tau, rows)
+    lag = lagrange(domain, tau, qap.rows)
     stage("lagrange")
     acc = cp.empty((ncols, 8), dtype=cp.uint64)
     mark = cp.zeros(ncols, dtype=cp.uint8)
     u, v, ext = (cp.empty((ncols, 4), dtype=cp.uint64) for _ in range(3))
     for q, out in enumerate((u, v, ext)):
         transposed(dev, q, lag, ncols, acc, mark, out)
-    lincomb(u[:k], [(1, u[:k]), (1, lag[m:])])  # bellperson's input rows x_i * 0 = 0
+    lincomb(u[:k], [(1, u[:k]), (1, lag[qap.input_rows])])  # u_i += L_(m+i): the input rows
     del acc, lag
     free = cp.nonzero(mark[k:] == 0)[0]
     del mark
@@ -310,7 +309,7 @@ def key_points(pce: TemplateCircuit, tau: int, alpha: int, beta: int, gamma: int
     stage("qap")
     g1, g2 = generator_table("g1"), generator_table("g2")
     stage("tables")
-    n_points = (domain.n - 1) + ncols + na + 2 * nb
+    n_points = qap.h_len + ncols + na + 2 * nb
     bar = Progress("cuzk: setup points (cuda)", total=n_points, unit="pt", unit_scale=True, enabled=progress)
 
     def kept(x):
@@ -342,7 +341,7 @@ def key_points(pce: TemplateCircuit, tau: int, alpha: int, beta: int, gamma: int
         b1_pts, b2_pts = points(g1, b_scalars), points(g2, b_scalars)
         del b_scalars
         stage("b")
-        h_pts = points(g1, _h_scalars(tau, z * delta_inv % R, domain.n - 1))
+        h_pts = points(g1, _h_scalars(tau, z * delta_inv % R, qap.h_len))
         vk_g1 = cp.asnumpy(fixed_base_mul(g1, _consts([alpha, beta, delta])))
         vk_g2 = cp.asnumpy(fixed_base_mul(g2, _consts([beta, gamma, delta])))
         stage("h")
