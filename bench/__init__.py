@@ -1,6 +1,7 @@
 """cuzk's benchmark harness. Every result is one JSON line in bench/results/<family>_<backend>.jsonl
-that follows ../shared/BENCH.md (bench.common.record checks each line before writing it; check the
-files with `python3 ../shared/tools/check_results.py`). Peer numbers (sppark) live in bench/peers.py.
+with the fields bench.common names (bench, backend, device, n, ms, date, command; peers and stage
+times optional), which bench.common.record checks before writing it. Peer numbers (sppark) live in
+bench/peers.py.
 
 `python -m bench SUBCOMMAND --help` for the options of each:
     msm      MSM in G1 and G2 per size; py-arkworks side by side on the CPU   -> msm_<backend>.jsonl
@@ -16,7 +17,7 @@ On a GPU host (each writes to $OUT, else bench/results):
     python -m bench.device_msm      MSM correctness at the bench sizes, timings, --vram-budget GIB
     python -m bench.device_ntt      NTT against a CPU reference, round trips, timings
     python -m bench.device_compile  first-use compile time of each CUDA module, from empty caches
-    bash bench/device_check.sh      gpu tests, `cuzk selftest --backend cuda`, the prove bench
-    bash bench/device_porep.sh      gpu tests, prove bench, `cuzk demo --backend cuda`, an 8MiB proof
-Run logs go to bench/logs/; bench/RESULTS.md summarises the results.
+    bash bench/device.sh NAME       one device call: check, porep, pce, witness, engine, daemon,
+                                    porep32g, ... (`bash bench/device.sh help` lists them)
+bench/RESULTS.md gives the current figure of each bench with its machine, date and command.
 """
