@@ -269,12 +269,13 @@ def main() -> None:
     ap.add_argument("--latency-runs", type=int, default=3, help="Prove calls one at a time after the warm-up")
     ap.add_argument("--config", default=None, help="the daemon's engine configuration TOML")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds one proof may take")
-    ap.add_argument("--out", default=None, help="results and daemon pages (default: bench/results and bench/logs)")
+    ap.add_argument("--out", default=None,
+                    help="results and daemon pages (default: bench/results, and the pages in $TMPDIR/cuzk-bench)")
     args = ap.parse_args()
     if min(args.proofs, args.latency_runs, args.concurrency or 1) < 1:
         ap.error("--proofs, --latency-runs and --concurrency must be at least 1")
     concurrency = args.concurrency or args.proofs
-    logs = Path(args.out or "bench/logs")
+    logs = Path(args.out) if args.out else Path(tempfile.gettempdir()) / "cuzk-bench"
     logs.mkdir(parents=True, exist_ok=True)
     c1 = api.as_c1(args.c1)[0]
     signal.signal(signal.SIGTERM, on_sigterm)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,7 +38,8 @@ def main() -> None:
     ap.add_argument("--proofs", type=int, default=6)
     ap.add_argument("--settings", default="1x1,2x1,2x2x8",
                     help="synthesis workers x GPU workers per device [x GPU queue depth], comma separated")
-    ap.add_argument("--out", default=None)
+    ap.add_argument("--out", default=None, help="results and timelines (default: bench/results, and the "
+                                                 "timelines in $TMPDIR/cuzk-bench)")
     args = ap.parse_args()
     c1 = api.as_c1(args.c1)[0]
     rows = []
@@ -46,7 +48,8 @@ def main() -> None:
         depth = rest[0] if rest else synth
         config = EngineConfig(gpus=GpuConfig(gpu_workers_per_device=gpu),
                               pipeline=PipelineConfig(max_parallel_synthesis=synth, gpu_queue_depth=depth))
-        timeline = Path(args.out or "bench/logs") / f"engine_timeline_{args.backend}_{setting}.jsonl"
+        runs = Path(args.out) if args.out else Path(tempfile.gettempdir()) / "cuzk-bench"
+        timeline = runs / f"engine_timeline_{args.backend}_{setting}.jsonl"
         timeline.parent.mkdir(parents=True, exist_ok=True)
         timeline.unlink(missing_ok=True)
         vram = VramPeak() if args.backend == "cuda" else None

@@ -1,4 +1,4 @@
-"""Production-shape PoRep through the engine (issue 16): N synthetic C1s (cuzk.porep.synthetic) of one
+"""Production-shape PoRep through the engine: N synthetic C1s (cuzk.porep.synthetic) of one
 shape proven back to back on a warm engine, every partition's proof verified by the engine; the
 parameters generated on the GPU from the circuit's PCE and kept there (cuda, cuzk.groth16.setup_device,
 seeded toxic waste so the proofs verify against its vk) or read from cuzk's cache (cpu, small shapes).
@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import logging
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -122,7 +123,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     ap.add_argument("--witness-batch", type=int, default=None,
                     help="partitions expanded at once (default: 2 for 32GiB, whose witnesses are 4.2 GB each; "
                          "else the queue depth)")
-    ap.add_argument("--out", default=None, help="results directory (default bench/results; timelines in bench/logs)")
+    ap.add_argument("--out", default=None,
+                    help="results directory (default bench/results; timelines in $TMPDIR/cuzk-bench)")
     args = ap.parse_args(argv)
     logging.basicConfig(format="%(name)s: %(message)s")
     logging.getLogger("cuzk.cuda").setLevel(logging.INFO)  # tables evicted to make room
@@ -136,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     config = EngineConfig(gpus=GpuConfig(gpu_workers_per_device=args.gpu_workers),
                           pipeline=PipelineConfig(max_parallel_synthesis=args.synthesis, gpu_queue_depth=args.queue,
                                                   witness_batch=batch, gpu_witness=not args.cpu_witness))
-    logs = Path(args.out or "bench/logs")
+    logs = Path(args.out) if args.out else Path(tempfile.gettempdir()) / "cuzk-bench"
     logs.mkdir(parents=True, exist_ok=True)
     name = f"porep_engine_{args.backend}_{proof.name}" + ("_cpuwitness" if args.cpu_witness else "")
     timeline = logs / f"{name}.jsonl"
