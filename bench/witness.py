@@ -1,4 +1,4 @@
-"""Partition witnesses by the witness program (issue 13): CPU (all cores) and GPU, checked equal.
+"""Partition witnesses by the witness program: CPU (all cores) and GPU, checked equal.
 
     python -m bench.witness --proof StackedDrg2KiBV1_1 [--backends cpu,cuda] [--partitions P]
         [--reps N] [--gadgets] [--out DIR]

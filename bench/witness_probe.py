@@ -1,4 +1,4 @@
-"""Where a witness program level's time goes (issue 13 probe, timing only): the cooperative kernel
+"""Where a witness program level's time goes (a probe, timing only): the cooperative kernel
 as built, with its steps skipped (the grid barrier alone), with a block barrier in place of the
 grid's (wrong results: time only), and without the short steps' records (every step read through
 its heads, as before the records; results right).    python -m bench.witness_probe --proof StackedDrg2KiBV1_1"""

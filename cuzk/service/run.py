@@ -164,8 +164,9 @@ def _serve(options: DaemonOptions) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     # Python runs a signal's handler in the main thread, between bytecodes: a wait without a timeout
-    # never returns when the kernel delivers the signal to another thread (seen on the H200 with the
-    # CUDA backend's threads: SIGTERM ignored until SIGKILL), so the main thread wakes up to look.
+    # never returns when the kernel delivers the signal to another thread (the CUDA backend starts
+    # threads of its own, and SIGTERM then went unanswered until SIGKILL), so the main thread wakes up
+    # to look.
     while not stopping.wait(0.25):
         pass
     srv.stop(grace=5).wait()

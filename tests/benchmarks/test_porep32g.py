@@ -1,4 +1,4 @@
-"""bench.porep32g's pipeline (issue 16: a circuit made resident, a first proof, N proofs at once
+"""bench.porep32g's pipeline (a circuit made resident, a first proof, N proofs at once
 through the engine, every partition verified, per-partition stage medians, the timeline and its
 plot): on the CPU backend with the engine tests' small witness-program circuit in CI; the real
 command on a 2KiB sector (slow)."""

@@ -1,4 +1,4 @@
-"""Regression tests (issue 11) for point decoding: all-zero uncompressed bytes are not the identity,
+"""Regression tests for point decoding: all-zero uncompressed bytes are not the identity,
 and wrong Python types raise BytesTypeError, never TypeError."""
 from array import array
 

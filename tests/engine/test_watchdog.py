@@ -1,4 +1,4 @@
-"""A real memory test of the engine's host RAM budget (issue 14): the engine runs in a process of its
+"""A real memory test of the engine's host RAM budget: the engine runs in a process of its
 own (tests/engine/watchdog_engine.py) under a watchdog of the test's, which polls the total RSS of
 the process tree (the engine, its synthesis processes and every other descendant) every 20 ms and
 SIGKILLs the tree once it passes the configured memory.host_cap, as our users' host watchdog did

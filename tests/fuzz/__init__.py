@@ -1,1 +1,1 @@
-"""A seeded, deterministic fuzz test of every input surface of cuzk (issue 11): see test_fuzz.py."""
+"""A seeded, deterministic fuzz test of every input surface of cuzk: see test_fuzz.py."""

@@ -1,4 +1,4 @@
-"""Fuzz every input surface of cuzk (issue 11) from valid seeds, seeded and deterministic.
+"""Fuzz every input surface of cuzk from valid seeds, seeded and deterministic.
 
 Surfaces (surfaces.py): point decoding, proof decoding, .params and .vk files, C1 outputs, sector
 directories, the parameter cache, the parents cache, API argument types and the `cuzk` CLI; and

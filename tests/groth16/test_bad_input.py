@@ -1,4 +1,4 @@
-"""Regression tests (issue 11) for bad Groth16 input: identity points where bellperson refuses them,
+"""Regression tests for bad Groth16 input: identity points where bellperson refuses them,
 files that change while open (in a subprocess, so that a SIGBUS would show), unreadable paths and
 wrong Python types; every one a typed CuzkError."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A parents cache is checked against its digest before any use (issue 11): the official one for the
+"""A parents cache is checked against its digest before any use: the official one for the
 graphs rust-fil-proofs lists, else the record cuzk wrote beside the file. A file of the right size but
 the wrong content, the wrong size, a damaged record or a path that is no regular file is a
 ParentsCacheError, nothing is built over it and seal writes no sector; the cache is read into memory,

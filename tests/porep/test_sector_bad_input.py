@@ -1,4 +1,4 @@
-"""A sector directory checked against itself (issue 11): every damaged copy of a real, seeded 2KiB
+"""A sector directory checked against itself: every damaged copy of a real, seeded 2KiB
 sector is refused with a SectorError naming the file (and meta.json field) at fault, before any proof
 is built, and the directory is left byte for byte as it was."""
 import hashlib

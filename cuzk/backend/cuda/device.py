@@ -27,7 +27,8 @@ def cupy():
     try:
         import cupy as cp
     except ImportError as e:
-        raise CudaUnavailableError("the CUDA backend needs cupy (pip install cupy-cuda12x)") from e
+        raise CudaUnavailableError("the CUDA backend needs cupy (pip install 'cuzk[gpu]' for cupy-cuda12x, or the "
+                                   "cupy wheel that matches your CUDA)") from e
     if not cuda_available():
         raise CudaUnavailableError("the CUDA backend needs a CUDA GPU; none is visible")
     return cp

@@ -6,9 +6,10 @@ sums (long buckets split into items of <= L points, partial sums reduced until o
 running-sum reduction of each bucket set -> Horner over the sets -> affine point.
 
 A prepared table holds m precomputed multiples 2^(c*k) * P (k < m) of every base P, so m windows
-share one bucket set: ceil(W / m) sets of 2^(c-1) buckets instead of W. Kernels (kernels/msm.cuh,
-msm_g1.cu, msm_g2.cu) come from cuzk.backend.cuda.loader on the current device. CuPy is imported
-lazily: this module imports on machines without a GPU.
+share one bucket set: ceil(W / m) sets of 2^(c-1) buckets instead of W. Kernels (kernels/msm/:
+scalars.cu, and pippenger.cuh built per group into precompute, accum and reduce modules, msm_g1_*.cu
+and msm_g2_*.cu) come from cuzk.backend.cuda.loader on the current device. CuPy is
+imported lazily: this module imports on machines without a GPU.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ _DENSE_MAX = 32  # at most this many partial sums per bucket: one thread per buc
 _FEW_KEYS = 1 << 12  # fewer keys than this: latency-bound, partial sums reduced with fan-in _L_FEW
 _L_FEW = 4
 # Reducing one bucket (partial sums + running sums) costs about this many mixed additions (fit to
-# the H200 profiles of 2026-11-30, bench/MSM_NOTES.md: G2's full XYZZ add goes through local memory).
+# profiles of the MSM kernels, bench/MSM_NOTES.md: G2's full XYZZ add goes through local memory).
 _BUCKET_COST = {"g1": 10, "g2": 14}
 _THREADS = 256
 _WINDOW_BITS = range(4, 24)

@@ -68,7 +68,8 @@ def _cupy():
     try:
         import cupy
     except ImportError as exc:  # pragma: no cover - depends on the machine
-        raise BackendUnavailableError("the CUDA NTT needs cupy (pip install cupy-cuda13x)") from exc
+        raise BackendUnavailableError("the CUDA NTT needs cupy (pip install 'cuzk[gpu]' for cupy-cuda12x, or the "
+                                      "cupy wheel that matches your CUDA)") from exc
     return cupy
 
 

@@ -186,8 +186,7 @@ __device__ __forceinline__ bool wp_bits(const wp_program& p, const PceMatrix& m,
 // whose rows have at most WP_SHORT terms: every side's term loads first, then their columns, then
 // every value, so that a step waits on three rounds of loads rather than a chain per term. Side
 // `unknown` leaves out term `term`, side `dec` its targets, as wp_dot does. (The same gathering for
-// a warp's long rows, 8 terms a lane, measured slower on the H200 than wp_dot's loop: 78 ms against
-// 58 for the 2KiB witness.)
+// a warp's long rows, 8 terms a lane, is slower than wp_dot's loop: bench/RESULTS.md, witness.)
 __device__ __forceinline__ void wp_sides_short(const wp_program& p, const PceMatrix& m0, const PceMatrix& m1,
                                                const PceMatrix& m2, const wp_inst& x, const u64 e0[3],
                                                const u64 n[3], u64 term, int unknown, int dec, const uint4* w,
