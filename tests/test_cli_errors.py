@@ -171,7 +171,8 @@ def test_proof_file_too_large(files, tmp_path):
     assert line == f"cuzk: error: --proof {big}: 1,099,511,627,776 bytes, more than the 1,048,576 allowed"
 
 
-RAISE = "import sys, cuzk.cli as c\ndef boom(args):\n    raise {exc}\nc._prove = boom\nsys.exit(c.main(sys.argv[1:]))"
+RAISE = ("import sys, cuzk.cli as c, cuzk.cli.porep as porep\ndef boom(args):\n    raise {exc}\nporep._prove = boom\n"
+         "sys.exit(c.main(sys.argv[1:]))")
 
 
 def test_internal_error_is_one_line_and_debug_shows_the_traceback(files):

@@ -9,7 +9,8 @@ import pytest
 from cuzk import api
 from cuzk.porep import params_cache
 from cuzk.backend import get_backend
-from cuzk.cli import demo_data, main
+from cuzk.cli import main
+from cuzk.cli.porep import demo_data
 from cuzk.ff.fields import Fr
 from cuzk.groth16 import as_circuit, write_vk
 from cuzk.porep.c1 import C1Output

@@ -58,8 +58,8 @@ ALLOWED_SIBLINGS = {("cuzk.util", "cuzk.errors")}
 # (importer module, imported module) outside cuzk.backend that may reach inside it:
 # `cuzk gpu build` and the selftest compile the kernels ahead through the loader; `cuzk gpu info`
 # reads the CUDA devices.
-BACKEND_ALLOWED = {("cuzk.selftest", "cuzk.backend.cuda.loader"), ("cuzk.cli", "cuzk.backend.cuda.loader"),
-                   ("cuzk.cli", "cuzk.backend.cuda.device")}
+BACKEND_ALLOWED = {("cuzk.selftest", "cuzk.backend.cuda.loader"), ("cuzk.cli.gpu", "cuzk.backend.cuda.loader"),
+                   ("cuzk.cli.gpu", "cuzk.backend.cuda.device")}
 BACKEND_PUBLIC = {"cuzk.backend", "cuzk.backend.base"}
 # (importer module, private name as module.name) that may be reached.
 PRIVATE_ALLOWED: set[tuple[str, str]] = set()
