@@ -12,11 +12,12 @@
 Matrices store a uint32 coefficient id per non-zero into one small table of distinct Montgomery Fr
 coefficients (id 0 = 1, id 1 = -1), so the SpMV adds or subtracts in the common cases.
 """
+from cuzk.r1cs.batch import Batch
 from cuzk.r1cs.csr import CSR
 from cuzk.r1cs.pce import PCE
 from cuzk.r1cs.lc import ONE, LinearCombination, Variable, as_lc
 from cuzk.r1cs.satisfy import evaluate, first_unsatisfied
-from cuzk.r1cs.system import Batch, ConstraintSystem, fr_array
+from cuzk.r1cs.system import ConstraintSystem, fr_array
 
 __all__ = ["CSR", "ONE", "PCE", "Batch", "ConstraintSystem", "LinearCombination", "Variable", "as_lc",
            "evaluate", "first_unsatisfied", "fr_array"]
