@@ -151,7 +151,7 @@ def load_or_generate(stem: str, circuit: AnyCircuit, *, allow_setup: bool = True
     own = cuzk_files(stem)
     _check_directory(own.directory)
     _check_files(own.params, own.vk, own.meta, own.path("lock"))
-    _warn_own(own, official, progress)
+    _warn_own(own, official)
     digest = circuit.digest()
     with _cache_errors(own.directory):
         own.directory.mkdir(parents=True, exist_ok=True)
@@ -186,16 +186,14 @@ def official_dir_source() -> str:
 _WARNED: set[str] = set()
 
 
-def _warn_own(own: ParamsFiles, official: ParamsFiles, progress: bool) -> None:
-    """Say once per process and stem that cuzk's own parameters stand in for the official ones."""
+def _warn_own(own: ParamsFiles, official: ParamsFiles) -> None:
+    """Say once per process and stem that cuzk's own parameters stand in for the official ones (a
+    warning: shown on stderr even where logging is not configured)."""
     if own.stem in _WARNED:
         return
     _WARNED.add(own.stem)
-    message = (f"cuzk: official parameters {official.params.name} not found in {official.directory}; using cuzk's "
-               f"own ({own.params}): these proofs verify with cuzk's .vk, not on chain")
-    log.warning(message)
-    if progress:
-        print(message, file=sys.stderr, flush=True)
+    log.warning("cuzk: official parameters %s not found in %s; using cuzk's own (%s): these proofs verify with "
+                "cuzk's .vk, not on chain", official.params.name, official.directory, own.params)
 
 
 def find_params(stem: str, allow_own: bool = True) -> ParamsFiles:

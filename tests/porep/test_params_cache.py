@@ -1,5 +1,6 @@
 """Parameter discovery and cuzk's own parameter cache: names, directories, reuse, staleness, locking."""
 import json
+import logging
 import threading
 
 import numpy as np
@@ -87,6 +88,21 @@ def test_generate_once_then_reuse(cache, count_setups, rng, capsys):
     assert np.array_equal(again.params.h, first.params.h)
     vk, files = P.find_vk("test-stem")
     assert vk == first.vk and files == own
+
+
+def test_own_parameters_need_allow_setup_and_are_announced_once(cache, count_setups, rng, caplog, monkeypatch):
+    """Without allow_setup a missing official file is refused, naming it, and no setup runs; with it,
+    cuzk's own stand in and one warning per process says they are not the chain's."""
+    monkeypatch.setattr(P, "_WARNED", set())
+    circuit = small_circuit(rng)
+    with pytest.raises(P.OfficialParamsMissingError, match="srs.allow_setup") as err:
+        P.load_or_generate("announced", circuit, allow_setup=False, progress=False)
+    assert str(P.official_files("announced").params) in str(err.value) and count_setups == []
+    with caplog.at_level(logging.WARNING, logger="cuzk.params"):
+        P.load_or_generate("announced", circuit, progress=False)
+        P.load_or_generate("announced", circuit, progress=False)
+    warnings = [r for r in caplog.records if "not on chain" in r.getMessage()]
+    assert len(warnings) == 1 and len(count_setups) == 1
 
 
 def test_other_circuit_or_missing_meta_regenerates(cache, count_setups, rng):
