@@ -1,4 +1,4 @@
-"""A bellperson .params file streamed straight to the GPU (issue 16): the official 32GiB file (47 GB)
+"""A bellperson .params file streamed straight to the GPU: the official 32GiB file (47 GB)
 loads at about the disk's speed and never sits whole in host memory.
 
 The verifying key and the section table are read and checked on the host, as read_params does. Each

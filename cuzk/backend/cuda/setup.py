@@ -1,4 +1,4 @@
-"""Groth16 parameters on the GPU from a circuit's template form, for given toxic waste (issue 16): the
+"""Groth16 parameters on the GPU from a circuit's template form, for given toxic waste: the
 same key as cuzk.groth16.setup.key_points with bellperson's reduction (cuzk.groth16.qap; its rows,
 domain and H query length from cuzk.ff.domain.QapRows, which the backend layer can import), each
 stage a kernel (kernels/setup/):
