@@ -21,10 +21,8 @@ PARAMS_ENV = "FIL_PROOFS_PARAMETER_CACHE"
 
 def synthesis_threads(pipe: PipelineConfig) -> int:
     """Compute threads of each synthesis process: pipeline.synthesis_threads, or when 0 the CPUs this
-    process may use shared out among the max_parallel_synthesis processes (at least 1). Each process
-    would otherwise run a thread per CPU and together they oversubscribe the cores: 4 processes packing
-    32GiB partitions on a 2-core machine took 61-180 ms a partition with 2 threads each, 11-32 ms
-    with 1."""
+    process may use shared out among the max_parallel_synthesis processes (at least 1): a thread per
+    CPU in each would oversubscribe the cores (bench/RESULTS.md has the measurement)."""
     if pipe.synthesis_threads:
         return pipe.synthesis_threads
     return max(1, len(os.sched_getaffinity(0)) // pipe.max_parallel_synthesis)
