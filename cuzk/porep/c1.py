@@ -27,7 +27,7 @@ from cuzk.errors import C1FormatError, C1ReadError, CuzkError, InputError, Input
 from cuzk.ff.fields import Fr
 from cuzk.porep.challenges import PoRepConfig
 from cuzk.porep.labels import replica_id as make_replica_id
-from cuzk.porep.registry import RegisteredProof, get_proof, sector_size
+from cuzk.porep.registry import RegisteredProof, proof_of_name, sector_size
 from cuzk.porep.trees import (POSEIDON, SHA256, MerklePath, binary_arities, compute_roots, level_arities,
                               tree_r_shape)
 from cuzk.porep.vanilla import ChallengeProof, ColumnProof, LabelProof, verify_all
@@ -94,13 +94,7 @@ class C1Output:
     def from_json(cls, obj: Any, check_paths: bool = True) -> C1Output:
         r = _Reader()
         obj = r.obj(obj, "")
-        name = r.get(obj, "registered_proof", "")
-        if not isinstance(name, str):
-            raise C1FormatError("registered_proof", f"expected a proof name, got {describe(name)}")
-        try:
-            proof = get_proof(name)
-        except InputError:
-            raise C1FormatError("registered_proof", f"unknown registered seal proof {quote(name)}") from None
+        proof = proof_of_name(r.get(obj, "registered_proof", ""), C1FormatError)
         config = PoRepConfig.from_proof(proof)
         values = {f: r.b32(r.get(obj, f, ""), f) for f in ("comm_r", "comm_d", "replica_id", "seed", "ticket")}
         for f in FIELD_ELEMENTS:

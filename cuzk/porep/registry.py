@@ -5,10 +5,11 @@ Mirrors rust-filecoin-proofs-api `src/registry.rs` and rust-fil-proofs `filecoin
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cuzk.errors import InputError
-from cuzk.util.jsonio import quote
+from cuzk.util.jsonio import describe, quote
 
 NODE_SIZE = 32
 BASE_DEGREE = 6
@@ -136,3 +137,14 @@ def get_proof(key: int | str | RegisteredProof) -> RegisteredProof:
     if found is None:
         raise InputError(f"unknown registered seal proof {quote(key)}")
     return found
+
+
+def proof_of_name(name: object, error: Callable[[str, str], Exception]) -> RegisteredProof:
+    """The registered proof a document's "registered_proof" field names; error(field, reason) (the
+    reader's typed error) when it is not a string or names no proof."""
+    if not isinstance(name, str):
+        raise error("registered_proof", f"expected a proof name, got {describe(name)}")
+    try:
+        return get_proof(name)
+    except InputError:
+        raise error("registered_proof", f"unknown registered seal proof {quote(name)}") from None

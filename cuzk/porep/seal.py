@@ -35,13 +35,13 @@ from cuzk.ff.fields import Fr
 from cuzk.porep.challenges import PoRepConfig, partition_challenges
 from cuzk.porep.graph import SdrGraph, parents_cache
 from cuzk.porep.labels import layer_labels, replica_id as make_replica_id
-from cuzk.porep.registry import RegisteredProof, get_proof
+from cuzk.porep.registry import RegisteredProof, get_proof, proof_of_name
 from cuzk.porep.trees import (POSEIDON, SHA256, MerkleTree, binary_arities, fr_from_le, fr_to_le, hash_children,
                               level_arities, poseidon2_bytes, tree_r_shape)
 from cuzk.porep.vanilla import ChallengeProof, build_proofs, column_hashes
 from cuzk.util.atomic import atomic_dir
 from cuzk.util.fileio import is_regular, open_regular, pread_into
-from cuzk.util.jsonio import as_object, describe, load_json, quote, require_hex, require_int
+from cuzk.util.jsonio import as_object, load_json, quote, require_hex, require_int
 from cuzk.util.progress import Progress, StageTimer
 
 FORMAT = 1
@@ -200,13 +200,7 @@ def _read_meta(file: Path) -> dict:
         raise err("format", f"unknown sector format {fmt} (this cuzk reads format {FORMAT})")
     if "registered_proof" not in obj:
         raise err("registered_proof", "missing")
-    proof_name = obj["registered_proof"]
-    if not isinstance(proof_name, str):
-        raise err("registered_proof", f"expected a proof name, got {describe(proof_name)}")
-    try:
-        proof = get_proof(proof_name)
-    except InputError:
-        raise err("registered_proof", f"unknown registered seal proof {quote(proof_name)}") from None
+    proof = proof_of_name(obj["registered_proof"], err)
     out = {k: require_hex(obj, k, 32, error=err) for k in _HEX32}
     for k in _FR32:
         if int.from_bytes(out[k], "little") >= Fr.modulus:

@@ -45,8 +45,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, fields
+from collections.abc import Sequence
+from dataclasses import Field, dataclass, fields
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from numba import njit, prange
@@ -76,6 +78,18 @@ class PceMatrix:
     plain_indptr: np.ndarray
     plain_cols: np.ndarray
     plain_cids: np.ndarray
+
+
+def flat_arrays(obj: Any, names: Sequence[Field]) -> dict[str, np.ndarray]:
+    """The arrays of a dataclass's fields `names`, a PceMatrix field flattened to <field>_<array>."""
+    out = {}
+    for f in names:
+        value = getattr(obj, f.name)
+        if isinstance(value, PceMatrix):
+            out.update({f"{f.name}_{g.name}": getattr(value, g.name) for g in fields(PceMatrix)})
+        else:
+            out[f.name] = value
+    return out
 
 
 @dataclass(frozen=True)
@@ -145,12 +159,7 @@ class PCE:
     def to_arrays(self) -> dict[str, np.ndarray]:
         """The named arrays of the module doc (views, not copies)."""
         out = {"sizes": np.array([self.num_inputs, self.num_aux, self.num_constraints], np.int64)}
-        for f in fields(self)[3:]:
-            value = getattr(self, f.name)
-            if isinstance(value, PceMatrix):
-                out.update({f"{f.name}_{g.name}": getattr(value, g.name) for g in fields(PceMatrix)})
-            else:
-                out[f.name] = value
+        out.update(flat_arrays(self, fields(self)[3:]))
         return out
 
     @classmethod

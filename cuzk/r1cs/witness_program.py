@@ -49,7 +49,7 @@ from cuzk.backend.base import DEC_A, DEC_C, DEC_H, SOLVE_A, SOLVE_B, SOLVE_C, WI
 from cuzk.errors import InputError
 from cuzk.ff.fields import Fr
 from cuzk.r1cs.lc import R
-from cuzk.r1cs.pce import PCE, VAR_AUX, PceMatrix, pce_matrix, split_chunks
+from cuzk.r1cs.pce import PCE, VAR_AUX, PceMatrix, flat_arrays, pce_matrix, split_chunks
 
 _KNOWN, _NEVER, _ONE = -1, -2, -3  # term codes of the solver besides unknown ids >= 0
 LONG_ROW = 16  # a row longer than this makes a slow level on a GPU (cuzk.backend.cuda.witness.LONG_TERMS)
@@ -72,14 +72,7 @@ class WitnessProgram:
     free_plain: np.ndarray
 
     def to_arrays(self) -> dict[str, np.ndarray]:
-        out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if isinstance(value, PceMatrix):
-                out.update({f"{f.name}_{g.name}": getattr(value, g.name) for g in fields(PceMatrix)})
-            else:
-                out[f.name] = value
-        return out
+        return flat_arrays(self, fields(self))
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> WitnessProgram:
