@@ -263,6 +263,17 @@ def _dec_pattern(ptr, codes, cids, r, log2, known):
 
 
 @njit(cache=True)
+def _unknown_terms(ptr, codes, r, known, targets):
+    """Row r's variables not known yet, written into targets; how many."""
+    n = 0
+    for e in range(ptr[r], ptr[r + 1]):
+        if codes[e] >= 0 and not known[codes[e]]:
+            targets[n] = codes[e]
+            n += 1
+    return n
+
+
+@njit(cache=True)
 def _one_cid(ptr, codes, cids, r):
     """The coefficient id of a row that is exactly one ONE term, else -1."""
     if ptr[r + 1] - ptr[r] == 1 and codes[ptr[r]] == _ONE:
@@ -343,19 +354,11 @@ def _solve(pa, ca, ia, pb, cb, ib, pc, cc, ic, pl, cl, il, pr, cr, ir, naux, log
                 elif b == 0 and c == 0 and bconst >= 0:
                     ok, n = _dec_pattern(pa, ca, ia, r, log2, known)
                     if ok and n == a:
-                        op, cid1 = DEC_A, bconst
-                        for e in range(pa[r], pa[r + 1]):
-                            if ca[e] >= 0 and not known[ca[e]]:
-                                targets[nt] = ca[e]
-                                nt += 1
+                        op, cid1, nt = DEC_A, bconst, _unknown_terms(pa, ca, r, known, targets)
                 elif a == 0 and b == 0:
                     ok, n = _dec_pattern(pc, cc, ic, r, log2, known)
                     if ok and n == c:
-                        op = DEC_C
-                        for e in range(pc[r], pc[r + 1]):
-                            if cc[e] >= 0 and not known[cc[e]]:
-                                targets[nt] = cc[e]
-                                nt += 1
+                        op, nt = DEC_C, _unknown_terms(pc, cc, r, known, targets)
                 row = r
             else:
                 h = item - nrow
@@ -366,11 +369,7 @@ def _solve(pa, ca, ia, pb, cb, ib, pc, cc, ic, pl, cl, il, pr, cr, ir, naux, log
                 if lft == 0:
                     ok, n = _dec_pattern(pr, cr, ir, h, log2, known)
                     if ok and n == rgt:
-                        op, row = DEC_H, h
-                        for e in range(pr[h], pr[h + 1]):
-                            if cr[e] >= 0 and not known[cr[e]]:
-                                targets[nt] = cr[e]
-                                nt += 1
+                        op, row, nt = DEC_H, h, _unknown_terms(pr, cr, h, known, targets)
             if op < 0:
                 continue
             # the step's level: one past the latest value it reads
