@@ -132,6 +132,7 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         # a job's payload is parsed, its vanilla proofs checked and it is handed to the engine here,
         # after SubmitProof has answered
         self._starter = ThreadPoolExecutor(START_THREADS, thread_name_prefix="cuzk-start")
+        self._closing = False
         for line in circuit_lines(self.circuits()):
             log.info("daemon: %s", line)
 
@@ -181,9 +182,12 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         the job's end finds the journal already updated."""
         try:
             c1 = parse_porep(rec.payload, sector_size)
+            if self._closing:  # stopping: the job stays queued in the journal for the next start
+                return
             job = self.engine.submit_porep(c1, Priority(rec.priority), job_id=rec.request_id)
         except CuzkError as e:
-            self._failed_to_start(rec, e)
+            if not self._closing:
+                self._failed_to_start(rec, e)
             return
         except Exception as e:  # noqa: BLE001 - a bug must fail the job, not leave it waiting forever
             log.exception("daemon: starting %s failed", rec.request_id)
@@ -202,6 +206,12 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             job.cancel()
         job.add_admitted_callback(lambda j: self._admitted(rec))
         job.add_done_callback(lambda j: self._finished(rec, j))
+
+    def close(self) -> None:
+        """Stop starting jobs (before the engine closes): a job still starting stays queued in the
+        journal, to be resumed at the next start, rather than failing on a closed engine."""
+        self._closing = True
+        self._starter.shutdown(wait=True, cancel_futures=True)
 
     def _failed_to_start(self, rec: JobRecord, error: BaseException) -> None:
         try:

@@ -170,6 +170,7 @@ def _serve(options: DaemonOptions) -> int:
     while not stopping.wait(0.25):
         pass
     srv.stop(grace=5).wait()
+    service.close()
     if status_server is not None:
         status_server.close()
     engine.close()

@@ -51,6 +51,7 @@ def start(tmp_path, name: str = "state", allow_setup: bool = True, enabled: bool
 def stop(service, srv, channel) -> None:
     channel.close()
     srv.stop(None)
+    service.close()
     service.engine.close()
     service.journal.close()
 
@@ -248,3 +249,24 @@ def test_a_damaged_journal_row_is_quarantined_reported_and_never_proved(tmp_path
     assert "cuzk_journal_damaged_rows 1.0" in metrics.splitlines()
     assert got.status == pb.AwaitProofResponse.FAILED and "porep-damaged" in got.error_message
     assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_a_job_still_starting_when_the_daemon_stops_stays_queued(tmp_path, c1, monkeypatch):
+    """A job whose payload is still being checked when the daemon stops is neither started on the
+    closing engine nor failed: it stays queued in the journal, and the next start resumes it."""
+    from cuzk.service import daemon as daemon_module
+
+    real = daemon_module.parse_porep
+
+    def slow(*args, **kwargs):
+        time.sleep(1.0)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(daemon_module, "parse_porep", slow)
+    service, srv, channel, stub = start(tmp_path)
+    req = pb.SubmitProofRequest(request_id="porep-stopping", proof_kind=pb.POREP_SEAL_COMMIT, vanilla_proof=wrap(c1, 3))
+    stub.SubmitProof(req, timeout=10)
+    stop(service, srv, channel)
+    with Journal(tmp_path / "state") as again:
+        assert again.get("porep-stopping").state == "queued"
+        assert [r.request_id for r in again.unfinished()] == ["porep-stopping"]
