@@ -27,7 +27,7 @@ from bench.common import (VramPeak, children_peak_rss_gib, device_name, peak_rss
                           reset_peak_rss)
 from cuzk import api
 from cuzk.engine import EngineConfig
-from cuzk.engine.config import GpuConfig, PipelineConfig
+from cuzk.engine.config import GpuConfig, PipelineConfig, SrsConfig
 from cuzk.engine.engine import Engine
 
 
@@ -47,7 +47,8 @@ def main() -> None:
         synth, gpu, *rest = (int(x) for x in setting.split("x"))
         depth = rest[0] if rest else synth
         config = EngineConfig(gpus=GpuConfig(gpu_workers_per_device=gpu),
-                              pipeline=PipelineConfig(max_parallel_synthesis=synth, gpu_queue_depth=depth))
+                              pipeline=PipelineConfig(max_parallel_synthesis=synth, gpu_queue_depth=depth),
+                              srs=SrsConfig(allow_setup=True))  # cuzk's own parameters where no official ones are
         runs = Path(args.out) if args.out else Path(tempfile.gettempdir()) / "cuzk-bench"
         timeline = runs / f"engine_timeline_{args.backend}_{setting}.jsonl"
         timeline.parent.mkdir(parents=True, exist_ok=True)

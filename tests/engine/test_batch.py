@@ -249,9 +249,9 @@ def test_2kib_porep_proofs_expand_in_one_batch(engine, gate):
 
     c1s = [synthetic_c1("StackedDrg2KiBV1_1", prover_id=bytes(32), sector_id=i, ticket=bytes([i]) * 32,
                         seed=b"\x02" * 32, rng=np.random.default_rng(i), progress=False) for i in (1, 2)]
-    engine.submit_porep(c1s[0]).result(timeout=3000)  # the circuit resident and calibrated
+    engine.submit_porep(c1s[0], allow_setup=True).result(timeout=3000)  # the circuit resident and calibrated
     hold_the_worker(engine, gate)
-    jobs = [engine.submit_porep(c1) for c1 in c1s]
+    jobs = [engine.submit_porep(c1, allow_setup=True) for c1 in c1s]
     wait_queued(jobs)
     gate.let(None)
     for c1, job in zip(c1s, jobs):

@@ -184,11 +184,11 @@ def test_2kib_porep_through_the_engine_verifies(tmp_path, monkeypatch):
     seed = bytes(rng.integers(0, 256, 32, np.uint8))
     c1, ids = api.as_c1(sector, seed)
     with Engine(config(synthesis=1), backend="cpu") as e:
-        first = e.submit_porep(c1, ids=ids)
+        first = e.submit_porep(c1, ids=ids, allow_setup=True)  # cuzk's own parameters: no official ones here
         proof = first.result(timeout=3000)
         assert cuzk.verify(sector, proof, seed=seed)
         resident = e.preload(first.spec)
-        again = e.submit_porep(c1, ids=ids).result(timeout=600)
+        again = e.submit_porep(c1, ids=ids, allow_setup=True).result(timeout=600)
         assert e.preload(first.spec) is resident and cuzk.verify(sector, again, seed=seed) and again != proof
 
 
