@@ -237,9 +237,11 @@ class Engine:
         the loader thread or at once), or fail the job with the load's error."""
         with self._cond:
             self._awaiting_load -= len(job.tasks)
-        error = None if loaded.cancelled() else loaded.exception()
-        if error is not None or self._closed or loaded.cancelled():
-            job.fail(error or JobCancelledError(f"job {job.id} was cancelled: the engine closed"))
+        if loaded.cancelled() or self._closed:
+            job.fail(JobCancelledError(f"job {job.id} was cancelled: the engine closed"))
+            return
+        if loaded.exception() is not None:
+            job.fail(loaded.exception())
             return
         res: Resident = loaded.result()
         self._circuits.job_started(res)

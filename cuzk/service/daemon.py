@@ -46,6 +46,7 @@ from cuzk.engine.engine import Engine, Job, JobCancelledError, Priority
 from cuzk.engine.porep import porep_spec_of
 from cuzk.errors import CuzkError, InputError, ParamsNotFoundError
 from cuzk.porep.params_cache import official_files, porep_stem
+from cuzk.porep.proving import circuit_identity
 from cuzk.porep.registry import get_proof
 from cuzk.service.journal import (UNFINISHED_STATES, DamagedJobError, DuplicateRequestError, ExitRecord, JobRecord,
                                   Journal)
@@ -295,7 +296,7 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             proof = get_proof(name)
             files = official_files(porep_stem(proof.sector_size))
             out.append({"circuit_id": cid, "official": files.params.is_file() and files.vk.is_file(),
-                        "params": str(files.params), "resident": porep_spec_of(proof).key in resident,
+                        "params": str(files.params), "resident": circuit_identity(proof)[0] in resident,
                         "allow_setup": self.engine.config.srs.allow_setup})
         return out
 
@@ -436,9 +437,9 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         return pb.PreloadSrsResponse(already_loaded=already, load_time_ms=int(1000 * (time.perf_counter() - t)))
 
     def EvictSRS(self, request, context):
-        spec = porep_spec_of(get_proof(self._circuit(request.circuit_id, context)))
+        key = circuit_identity(get_proof(self._circuit(request.circuit_id, context)))[0]
         held = self.engine.held
-        was = self.engine.evict(spec.key)
+        was = self.engine.evict(key)
         return pb.EvictSrsResponse(was_loaded=was, freed_bytes=max(held - self.engine.held, 0) if was else 0)
 
     def _circuit(self, circuit_id: str, context) -> str:
