@@ -121,9 +121,10 @@ class Residency:
                            read_calibration(spec), gpu_bytes=device_bytes(circuit, params),
                            device=params_device(params))
             with self._lock:
-                if not self._closed:
+                closed = self._closed  # decided once: a circuit is either kept or given back
+                if not closed:
                     self._resident[spec.key] = res
-            if self._closed:
+            if closed:
                 held.release()
                 raise InputError("the engine is closed")
             log.info("engine: circuit %s resident in %.1f s", spec.key, time.perf_counter() - t)
