@@ -101,10 +101,12 @@ class Backend(Protocol):
         (rows, 4) Fr for a (cols, 4) Fr witness. Groth16's a = A w, b = B w, c = C w."""
         ...
 
-    def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray,
+                     matrices: Sequence[int] = (0, 1, 2)) -> tuple[np.ndarray, ...]:
         """(A w, B w, C w) straight from the template form, each (num_constraints, 4) Fr, for a
-        (num_inputs + num_aux, 4) Fr witness: equal to three `evaluate` calls on the flat matrices.
-        A GPU backend also takes a witness on its device (CuPy) and then returns device arrays."""
+        (num_inputs + num_aux, 4) Fr witness: equal to `evaluate` calls on the flat matrices; only
+        those of `matrices` (0 = A, 1 = B, 2 = C), in that order. A GPU backend also takes a witness
+        on its device (CuPy) and then returns device arrays."""
         ...
 
     def run_witness_program(self, pce: TemplateCircuit, program: WitnessProgram, w) -> None:
@@ -164,14 +166,26 @@ class Backend(Protocol):
         """out[i] = g^-i intt(a)[i]: evaluations over g<w> -> coefficients (inverse of coset_ntt)."""
         ...
 
-    def quotient(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-        """Groth16's H = (A B - C) / Z, coefficients 0 .. n-2, from evaluations over the domain.
+    # ---- Groth16's quotient H = (A B - C) / Z, in steps (cuzk.groth16.prover.quotient) ------------
+    def to_coset(self, values: np.ndarray) -> np.ndarray:
+        """coset_ntt(intt(values)): the values on the coset g<w> of the polynomial that `values`
+        interpolates on the domain <w>. In place where the backend can (values are the prover's
+        scratch); a GPU backend returns a device array."""
+        ...
 
-        A, B, C interpolate a, b, c over the domain <w> (inverse NTT). On the coset g<w> they are
-        evaluated by a coset NTT and Z(g w^j) = g^n - 1 is one non-zero constant, so the division
-        is pointwise; an inverse coset NTT returns H's coefficients (deg H <= n - 2). a, b, c are
-        the prover's scratch: a backend may overwrite them (the CPU backend works in place).
-        """
+    def mul_assign(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """a *= b elementwise in Fr, in place; returns a. b may be an `offload`ed copy."""
+        ...
+
+    def quotient_coefficients(self, ab: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """H's coefficients 0 .. n-2 from the coset values ab of A B and c of C: Z(g w^j) = g^n - 1
+        is one non-zero constant, so (ab - c) / Z is pointwise, and coset_intt interpolates H
+        (deg H <= n - 2). c is overwritten; ab may be an `offload`ed copy."""
+        ...
+
+    def offload(self, values: np.ndarray) -> np.ndarray:
+        """values in host memory, so that a device copy can be released: a GPU backend copies them into
+        one pinned buffer it reuses (valid until the next offload); a host backend returns them."""
         ...
 
     # ---- device placement: what an engine needs to place work (a host backend: no device) --------

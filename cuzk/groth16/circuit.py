@@ -13,6 +13,7 @@ dense variables, inputs first.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -80,9 +81,9 @@ class Circuit(_Sizes):
     def matrices(self) -> tuple[CSR, CSR, CSR]:
         return self.a, self.b, self.c
 
-    def evaluate(self, backend: Backend, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(A w, B w, C w), each (num_constraints, 4) Fr."""
-        return backend.evaluate(self.a, witness), backend.evaluate(self.b, witness), backend.evaluate(self.c, witness)
+    def evaluate(self, backend: Backend, witness: np.ndarray, matrices: Sequence[int] = (0, 1, 2)) -> tuple[np.ndarray, ...]:
+        """(A w, B w, C w), each (num_constraints, 4) Fr; those of `matrices` (0 = A, 1 = B, 2 = C)."""
+        return tuple(backend.evaluate(self.matrices()[j], witness) for j in matrices)
 
     def digest(self) -> str:
         """SHA-256 of the R1CS (the CSRs, coefficients and the input count)."""
@@ -139,9 +140,10 @@ class CompiledCircuit(_Sizes):
         """The flat CSRs (expanded on each call: setup needs them once)."""
         return self.pce.to_csr()
 
-    def evaluate(self, backend: Backend, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(A w, B w, C w), each (num_constraints, 4) Fr, from the template form (Backend.evaluate_pce)."""
-        return backend.evaluate_pce(self.pce, witness)
+    def evaluate(self, backend: Backend, witness: np.ndarray, matrices: Sequence[int] = (0, 1, 2)) -> tuple[np.ndarray, ...]:
+        """(A w, B w, C w), each (num_constraints, 4) Fr, those of `matrices`, from the template form
+        (Backend.evaluate_pce)."""
+        return backend.evaluate_pce(self.pce, witness, matrices)
 
     def digest(self) -> str:
         """SHA-256 of the PCE's arrays (PCE.digest)."""

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -50,17 +53,30 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
         w = _witness(circuit, r1cs if witness is None else witness)
     k, n = circuit.num_inputs, circuit.domain_size
     _check_params(params.vk, params.lengths(), circuit)
-    with stage("evaluate"):
-        abc = list(circuit.evaluate(backend, w))
-    if check:
+    room = QuotientRoom(32 * circuit.num_columns, 32 * n)
+    offload = not backend.has_room(room.lean)
+    abc: list = [None, None, None]
+    if check and backend.has_room(room.check):
+        with stage("evaluate"):
+            abc = list(circuit.evaluate(backend, w))
         with stage("check"):
             bad = backend.first_unsatisfied(*abc)
             if bad is not None:
                 raise UnsatisfiedConstraintError(bad)
-    with stage("ntt"):
-        # pad empties abc, so each unpadded vector is freed as its copy is made; H replaces the
-        # padded ones (as arkworks and gnark drop a, b, c after the quotient)
-        h = backend.quotient(*circuit.qap.pad(abc, w[:k]))
+        if not backend.has_room(room.reuse):
+            abc = [None, None, None]
+    elif check:
+        log.info("prove: no room for the three evaluations at once; the proof's verification is the check")
+
+    def evaluation(j: int):
+        v, abc[j] = abc[j], None
+        v = circuit.evaluate(backend, w, (j,))[0] if v is None else v
+        return circuit.qap.padded(v, w[:k] if j == 0 else None)
+
+    with stage("evaluate"):
+        first = [evaluation(0)]  # popped by the quotient: it holds the only reference
+    with stage("ntt"):  # H replaces a, b, c (as arkworks and gnark drop them after the quotient)
+        h = quotient(backend, lambda j: first.pop() if j == 0 else evaluation(j), offload)
     inputs, aux = w[:k], w[k:]
     xp = array_module(w)  # a device witness (CuPy) stays on the device through the MSMs
     # witness scalars are mostly 0 and 1: the sparse MSMs let a backend split those off
@@ -86,6 +102,44 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     log.info("prove: %d constraints, domain %d, %s backend: %.3f s", circuit.num_constraints, n,
              backend.name, stage.timings["total"])
     return Proof(*points, timings=stage.timings)
+
+
+@dataclass(frozen=True)
+class QuotientRoom:
+    """Device bytes beside the witness's W (32 per variable) for the quotient's ways, with V = 32 n
+    bytes per vector over the domain: `check` holds A w, B w, C w at once; `reuse` also a padded
+    vector and a transform's scratch (the checked evaluations then feed the quotient); `lean` holds
+    A B's coset values, the next vector and the scratch (`quotient` without offload)."""
+
+    witness: int
+    vector: int
+
+    @property
+    def check(self) -> int:
+        return self.witness + 3 * self.vector
+
+    @property
+    def reuse(self) -> int:
+        return self.witness + 5 * self.vector
+
+    @property
+    def lean(self) -> int:
+        return self.witness + 3 * self.vector
+
+
+def quotient(backend: Backend, evaluation: Callable[[int], Any], offload: bool = False):
+    """H's coefficients from a, b, c over the domain, evaluation(j) making the j-th when asked:
+    H = coset_intt((A B - C) / Z) from the coset values, A B made before c is asked for, so the
+    device holds A B, one more vector and a transform's scratch at most. `offload`: A's, then A B's,
+    coset values wait in host memory (backend.offload) while the next vector is made, so the device
+    holds one vector and the scratch (the witness's room for a smaller card)."""
+    ab = backend.to_coset(evaluation(0))
+    if offload:
+        ab = backend.offload(ab)
+    ab = backend.mul_assign(backend.to_coset(evaluation(1)), ab)
+    if offload:
+        ab = backend.offload(ab)
+    return backend.quotient_coefficients(ab, backend.to_coset(evaluation(2)))
 
 
 def _witness(circuit: AnyCircuit, source) -> np.ndarray:

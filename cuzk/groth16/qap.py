@@ -9,7 +9,7 @@ the IC points lets one proof verify for other public inputs), and every input is
 sits at w^r of H = <w>, n = 2^ceil(log2(m + k)) points (cuzk.ff.domain.QapRows); rows m + k .. n - 1
 are zero. With L_r the Lagrange basis of H and Z(X) = X^n - 1:
 
-    prover  a = (A w, x, 0..), b = (B w, 0..), c = (C w, 0..) over H                       `pad`
+    prover  a = (A w, x, 0..), b = (B w, 0..), c = (C w, 0..) over H                    `padded`
             H(X) = (A(X) B(X) - C(X)) / Z(X): AB - C vanishes on H, degree <= 2n - 2, so H has
             n - 1 coefficients
     setup   u_i(tau) = sum_(r<m) A[r, i] L_r(tau) + [i < k] L_(m+i)(tau)                  `add_input_term`
@@ -34,14 +34,10 @@ from cuzk.util.arrays import array_module
 class BellpersonQap(QapRows):
     """bellperson's reduction for m = `constraints` constraints and k = `inputs` inputs."""
 
-    def pad(self, evaluations: list[np.ndarray], inputs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(a, b, c) over the domain from evaluations = [A w, B w, C w] ((m, 4) Fr each, host or
-        device) and the inputs x ((k, 4)): the constraint rows, the input rows (a = x, b = c = 0),
-        then zeros. The list is emptied as it goes: each unpadded vector is freed as its padded copy
-        is made when the list held the only reference."""
-        return tuple(self._padded(evaluations.pop(0), fill) for fill in (inputs, None, None))
-
-    def _padded(self, v: np.ndarray, inputs: np.ndarray | None) -> np.ndarray:
+    def padded(self, v: np.ndarray, inputs: np.ndarray | None = None) -> np.ndarray:
+        """One of a, b, c over the domain from its evaluation v = A w, B w or C w ((m, 4) Fr, host or
+        device): the constraint rows, the input rows (`inputs` x ((k, 4)) for a; zeros for b and c),
+        then zeros."""
         out = array_module(v).zeros((self.domain.n, 4), np.uint64)
         out[:self.constraints] = v
         if inputs is not None:

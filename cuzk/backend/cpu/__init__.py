@@ -3,6 +3,7 @@ for every other backend."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -52,8 +53,9 @@ class CpuBackend:
     def evaluate(self, matrix: SparseMatrix, witness: np.ndarray) -> np.ndarray:
         return spmv.evaluate(matrix, witness)
 
-    def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return pce_cpu.evaluate_pce(pce, witness)
+    def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray,
+                     matrices: Sequence[int] = (0, 1, 2)) -> tuple[np.ndarray, ...]:
+        return pce_cpu.evaluate_pce(pce, witness, matrices)
 
     def run_witness_program(self, pce: TemplateCircuit, program: WitnessProgram, w: np.ndarray) -> None:
         witness_cpu.run_program(pce, program, w)
@@ -91,12 +93,18 @@ class CpuBackend:
     def coset_intt(self, values: np.ndarray) -> np.ndarray:
         return ntt_cpu.coset_intt(values)
 
-    def quotient(self, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-        """In place: a, b, c become their coset evaluations, then a holds (a b - c) / Z."""
-        n = len(a)
-        for x in (a, b, c):
-            ntt_cpu.coset_ntt(ntt_cpu.intt(x, out=x), out=x)
+    def to_coset(self, values: np.ndarray) -> np.ndarray:
+        return ntt_cpu.coset_ntt(ntt_cpu.intt(values, out=values), out=values)
+
+    def mul_assign(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         limbs.fr_mul_arr(a, b, a)
-        limbs.fr_sub_arr(a, c, a)
-        h = Fr.mul(a, Fr.const(Domain(n.bit_length() - 1).coset_vanishing_inv))
-        return np.ascontiguousarray(ntt_cpu.coset_intt(h, out=h)[: n - 1])
+        return a
+
+    def quotient_coefficients(self, ab: np.ndarray, c: np.ndarray) -> np.ndarray:
+        n = len(ab)
+        limbs.fr_sub_arr(ab, c, c)
+        c[...] = Fr.mul(c, Fr.const(Domain(n.bit_length() - 1).coset_vanishing_inv))
+        return ntt_cpu.coset_intt(c, out=c)[: n - 1]
+
+    def offload(self, values: np.ndarray) -> np.ndarray:
+        return values

@@ -8,6 +8,8 @@ all cores), each writing its own output rows.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numba import njit, prange
 
@@ -82,15 +84,17 @@ def tiles(pce: TemplateCircuit) -> np.ndarray:
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros((0, 5), np.int64)
 
 
-def evaluate_pce(pce: TemplateCircuit, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(A w, B w, C w), each (num_constraints, 4) Montgomery, for a (num_inputs + num_aux, 4) witness."""
+def evaluate_pce(pce: TemplateCircuit, witness: np.ndarray,
+                 matrices: Sequence[int] = (0, 1, 2)) -> tuple[np.ndarray, ...]:
+    """(A w, B w, C w), each (num_constraints, 4) Montgomery, for a (num_inputs + num_aux, 4) witness;
+    only those of `matrices` (0 = A, 1 = B, 2 = C), in that order."""
     check_witness(pce, witness)
     w = np.ascontiguousarray(witness)
     work = tiles(pce)
     outs = []
-    for mat in (pce.a, pce.b, pce.c):
+    for mat in ((pce.a, pce.b, pce.c)[j] for j in matrices):
         out = np.empty((pce.num_constraints, 4), dtype=np.uint64)
         _evaluate(work, pce.blocks, pce.tpl_rows, mat.tpl_indptr, mat.tpl_vars, mat.tpl_cids, pce.wire_cols,
                   mat.plain_indptr, mat.plain_cols, mat.plain_cids, pce.coeffs, w, out)
         outs.append(out)
-    return outs[0], outs[1], outs[2]
+    return tuple(outs)

@@ -20,9 +20,9 @@ from cuzk.backend.cuda import spmv
 from cuzk.backend.cuda import witness as witness_cuda
 from cuzk.backend.cuda.device import cupy
 from cuzk.backend.cuda.layout import POINT_SHAPE, WORDS
-from cuzk.backend.cuda.memory import DEFAULT_FRACTION, Residency, Stager, VramBudget, resolve_budget
+from cuzk.backend.cuda.memory import DEFAULT_FRACTION, POOL_PEAK, Residency, Stager, VramBudget, resolve_budget
 from cuzk.backend.cuda.msm import MsmInputError, MsmPlan, PreparedBases
-from cuzk.errors import VramBudgetError
+from cuzk.errors import VramBudgetError, format_size
 from cuzk.util.arrays import on_device
 
 log = logging.getLogger("cuzk.cuda")
@@ -57,6 +57,7 @@ class CudaBackend:
         self._vram_budget = vram_budget
         self._budget: VramBudget | None = None
         self._vram_fraction = DEFAULT_FRACTION
+        self._vram_cap: tuple[int | str, str] | None = None
         self.residency = Residency()
         self._stager = Stager()
         self.last_msm_plan: MsmPlan | None = None
@@ -77,9 +78,26 @@ class CudaBackend:
     def budget(self) -> VramBudget:
         """This device's VRAM budget, resolved at first use."""
         if self._budget is None:
-            self._budget = resolve_budget(self._vram_budget, self.device, lambda: cuda_device.free_bytes(self.device),
-                                          self._vram_fraction)
+            budget = resolve_budget(self._vram_budget, self.device, lambda: cuda_device.free_bytes(self.device),
+                                    self._vram_fraction, self._vram_cap)
+            if self._vram_budget is None:  # a budget of its own (tests, benches) leaves the pool as it is
+                POOL_PEAK.install()
+            if budget.cap is not None:
+                with self._on_device():
+                    cupy().get_default_memory_pool().set_limit(size=budget.bytes)
+                log.info("cuda:%d: VRAM capped at %s (%s): CuPy's pool limited to %s", self.device,
+                         format_size(budget.cap), budget.source, format_size(budget.bytes))
+            self._budget = budget
         return self._budget
+
+    def use_vram_cap(self, cap: int | str, source: str = "memory.vram_budget") -> None:
+        """Cap this device's whole use at `cap` (bytes or "16GiB"; memory.vram_budget): CuPy's pool is
+        limited to it less the context (cuzk.backend.cuda.memory), and that limit is the budget. It
+        takes precedence over $CUZK_VRAM_BUDGET and the fraction; a budget already in use stays."""
+        if self._budget is not None:
+            log.warning("cuda:%d: the VRAM budget is in use (%s); %s %s applies from the next process",
+                        self.device, self._budget.source, source, cap)
+        self._vram_cap = (cap, source)
 
     def use_vram_fraction(self, fraction: float) -> None:
         """Size the budget, when neither an explicit one nor $CUZK_VRAM_BUDGET is set, as `fraction`
@@ -105,12 +123,18 @@ class CudaBackend:
             return int(cupy().cuda.runtime.memGetInfo()[0]) + int(cupy().get_default_memory_pool().free_bytes())
 
     def memory_stats(self) -> dict:
-        """name, vram_total_bytes, vram_used_bytes (memGetInfo: every process's use) and
-        vram_reserved_bytes (the tables this backend holds under its budget)."""
+        """name, vram_total_bytes, vram_used_bytes (memGetInfo: every process's use),
+        vram_reserved_bytes (the tables this backend holds under its budget), vram_budget_bytes,
+        vram_cap_bytes (0 without a cap), vram_pool_bytes and vram_pool_peak_bytes (CuPy's pool now
+        and its high-water mark: memory.POOL_PEAK)."""
+        budget = self.budget
         with self._on_device():
             free, total = cupy().cuda.runtime.memGetInfo()
+            pool = int(cupy().get_default_memory_pool().total_bytes())
         return {"name": self.info.name, "vram_total_bytes": int(total), "vram_used_bytes": int(total - free),
-                "vram_reserved_bytes": self.residency.held}
+                "vram_reserved_bytes": self.residency.held, "vram_budget_bytes": budget.bytes,
+                "vram_cap_bytes": budget.cap or 0, "vram_pool_bytes": pool,
+                "vram_pool_peak_bytes": max(POOL_PEAK.peak(self.device), pool)}
 
     def has_room(self, nbytes: int) -> bool:
         """Whether the VRAM budget has room for `nbytes` beside the tables it holds."""
@@ -137,11 +161,12 @@ class CudaBackend:
         with self._on_device():
             return spmv.evaluate(matrix, witness, self._reserve)
 
-    def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(A w, B w, C w) straight from the template form (cuzk.backend.cuda.pce); the circuit's arrays
-        are uploaded at its first call and kept in the residency for the next ones."""
+    def evaluate_pce(self, pce: TemplateCircuit, witness: np.ndarray,
+                     matrices: Sequence[int] = (0, 1, 2)) -> tuple[np.ndarray, ...]:
+        """(A w, B w, C w), those of `matrices`, straight from the template form (cuzk.backend.cuda.pce);
+        the circuit's arrays are uploaded at its first call and kept in the residency for the next ones."""
         with self._on_device():
-            return pce_cuda.evaluate_pce(pce, witness, self._reserve, self.residency)
+            return pce_cuda.evaluate_pce(pce, witness, self._reserve, self.residency, matrices)
 
     def run_witness_program(self, pce: TemplateCircuit, program: WitnessProgram, w) -> None:
         """The program's kernels (cuzk.backend.cuda.witness) on w in place: a cupy array on this device
@@ -220,9 +245,24 @@ class CudaBackend:
         with self._on_device():
             return ntt_cuda.coset_intt(values)
 
-    def quotient(self, a, b, c):
+    def to_coset(self, values):
         with self._on_device():
-            return ntt_cuda.quotient(a, b, c)
+            return ntt_cuda.to_coset(self._stager.to_device(values))
+
+    def mul_assign(self, a, b):
+        with self._on_device():
+            for lo, part in self._stager.parts(b):
+                ntt_cuda.mul_assign(a[lo: lo + len(part)], part)
+            return a
+
+    def quotient_coefficients(self, ab, c):
+        with self._on_device():
+            return ntt_cuda.quotient_coefficients(self._stager.parts(ab), c)
+
+    def offload(self, values):
+        """values copied into this backend's pinned host buffer (Stager.offload)."""
+        with self._on_device():
+            return self._stager.offload(values)
 
     # ---- Groth16 setup (not part of the Backend interface) -----------------------------------------
     def setup_key_points(self, pce: TemplateCircuit, tau: int, alpha: int, beta: int, gamma: int, delta: int,

@@ -61,7 +61,7 @@ MODULES: dict[str, Module] = {m.name: m for m in (
     Module("msm_g2_accum", "msm/msm_g2_accum.cu", "prover", ("accum_affine_g2",)),
     Module("msm_g2_reduce", "msm/msm_g2_reduce.cu", "prover", ("accum_xyzz_g2", "bucket_reduce_g2", "horner_affine_g2")),
     Module("msm_g2_precompute", "msm/msm_g2_precompute.cu", "prover", ("precompute_g2",)),
-    Module("ntt", "ntt/ntt.cu", "prover", ("ntt_pass", "fr_powers", "fr_twiddles", "fr_quotient")),
+    Module("ntt", "ntt/ntt.cu", "prover", ("ntt_pass", "fr_powers", "fr_twiddles", "fr_mul_assign", "fr_sub_scale")),
     Module("spmv", "spmv/spmv.cu", "prover", ("fr_spmv_i32", "fr_spmv_i64")),
     Module("pce", "pce/pce.cu", "prover", ("pce_evaluate", "fr_first_unsatisfied")),
     Module("witness", "witness/witness.cu", "prover", ("witness_level", "witness_program")),

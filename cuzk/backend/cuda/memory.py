@@ -1,11 +1,15 @@
 """Device memory of the CUDA backend: the VRAM budget, the residency of prepared bases under it, and
 host -> device uploads through pinned staging buffers.
 
-The budget of a device is, first found: the `vram_budget` a CudaBackend was made with, the
-environment variable CUZK_VRAM_BUDGET (bytes, or a number with a binary unit: 16GiB, 16G, 512M),
-else DEFAULT_FRACTION of the memory free on the device at first use. Every prepared table counts
-against it while it lives; one MSM also needs its working memory (cuzk.backend.cuda.msm.msm_bytes)
-on top. Imports without cupy.
+The budget of a device is, first found: the `vram_budget` a CudaBackend was made with (its own
+accounting only), a VRAM cap (CudaBackend.use_vram_cap: memory.vram_budget, or the environment
+variable CUZK_VRAM_BUDGET; bytes, or a number with a binary unit: 16GiB, 16G, 512M), else
+DEFAULT_FRACTION of the memory free on the device at first use. A cap bounds the device's whole use:
+CuPy's memory pool is limited to the cap less CONTEXT_BYTES (the CUDA context and the kernels'
+modules, outside the pool) and the budget is that limit. Every
+prepared table counts against the budget while it lives; one MSM also needs its working memory
+(cuzk.backend.cuda.msm.msm_bytes) on top. PoolPeak records the pool's high-water mark. Imports
+without cupy.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import os
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,27 +36,85 @@ _WHAT = "VRAM budget"
 log = logging.getLogger("cuzk.cuda")
 
 
+CONTEXT_BYTES = 1 << 30
+
+
 @dataclass(frozen=True)
 class VramBudget:
-    """Bytes of device memory cuzk may use on one device, and where that number came from."""
+    """Bytes of device memory cuzk may use on one device, and where that number came from; `cap`:
+    the whole device use it stands for when it is a cap (the pool limited to `bytes`), else None."""
 
     bytes: int
     source: str
+    cap: int | None = None
+
+
+def pool_limit(cap: int) -> int:
+    """CuPy's pool limit under a VRAM cap: the cap less CONTEXT_BYTES."""
+    return max(cap - CONTEXT_BYTES, 0)
+
+
+def capped(cap: int, source: str) -> VramBudget:
+    """The budget of a cap: its pool limit."""
+    return VramBudget(pool_limit(cap), source, cap)
 
 
 def resolve_budget(explicit: int | str | None, device: int, free: Callable[[], int],
-                   fraction: float = DEFAULT_FRACTION) -> VramBudget:
-    """The budget of `device`: `explicit` (a CudaBackend argument), else $CUZK_VRAM_BUDGET, else
-    `fraction` (memory.vram_fraction; DEFAULT_FRACTION) of free() (bytes free on the device now)."""
+                   fraction: float = DEFAULT_FRACTION, cap: tuple[int | str, str] | None = None) -> VramBudget:
+    """The budget of `device`: `explicit` (a CudaBackend argument), else `cap` ((size, where it was
+    set): memory.vram_budget), else $CUZK_VRAM_BUDGET (both caps), else `fraction`
+    (memory.vram_fraction; DEFAULT_FRACTION) of free() (bytes free on the device now)."""
     if explicit is not None:
         return VramBudget(parse_bytes(explicit, what=_WHAT), f"CudaBackend(vram_budget={explicit!r})")
+    if cap is not None:
+        return capped(parse_bytes(cap[0], what=_WHAT), f"{cap[1]} = {cap[0]}")
     env = os.environ.get(ENV, "").strip()
     if env:
-        return VramBudget(parse_bytes(env, what=_WHAT), f"{ENV}={env}")
+        return capped(parse_bytes(env, what=_WHAT), f"{ENV}={env}")
     available = free()
     return VramBudget(int(available * fraction),
                       f"memory.vram_fraction {fraction:g} of the {available / GIB:.2f} GiB free on device "
                       f"{device} at first use")
+
+
+class PoolPeak:
+    """The high-water mark of CuPy's default memory pool on each device: its allocator wrapped so that
+    every allocation reads the pool's total bytes (blocks in use and cached) afterwards. Installed
+    once per process (`install`); `reset` starts a new mark."""
+
+    def __init__(self) -> None:
+        self._peak: dict[int, int] = {}
+        self._installed = False
+        self._lock = threading.Lock()
+
+    def install(self) -> None:
+        with self._lock:
+            if self._installed:
+                return
+            cp = cupy()
+            pool = cp.get_default_memory_pool()
+
+            def malloc(size: int):
+                mem = pool.malloc(size)
+                device, total = mem.device_id, pool.total_bytes()
+                if total > self._peak.get(device, 0):
+                    self._peak[device] = total
+                return mem
+
+            cp.cuda.set_allocator(malloc)
+            self._installed = True
+
+    def peak(self, device: int) -> int:
+        return self._peak.get(device, 0)
+
+    def reset(self, device: int) -> None:
+        """Start the mark again from the pool's bytes now."""
+        cp = cupy()
+        with cp.cuda.Device(device):
+            self._peak[device] = int(cp.get_default_memory_pool().total_bytes())
+
+
+POOL_PEAK = PoolPeak()
 
 
 class Residency:
@@ -144,6 +206,7 @@ class Stager:
 
     def __init__(self) -> None:
         self._buffers: list[np.ndarray] | None = None
+        self._host: np.ndarray | None = None  # the offload buffer
         self._stream = None
         self._lock = threading.Lock()  # one upload at a time through the two buffers (GPU workers share a backend)
 
@@ -174,6 +237,33 @@ class Stager:
             done[k] = self._stream.record()
         self._stream.synchronize()
         return out.view(host.dtype).reshape(host.shape)
+
+    def parts(self, values, rows: int = STAGE_BYTES // 32) -> Iterator[tuple[int, Any]]:
+        """(row offset, device rows) covering `values`: a device array whole, a host (n, 4) array
+        uploaded `rows` at a time (each part a fresh device array, freed when dropped)."""
+        if not isinstance(values, np.ndarray):
+            yield 0, values
+            return
+        for lo in range(0, values.shape[0], rows):
+            yield lo, self.upload(np.ascontiguousarray(values[lo: lo + rows]))
+
+    def offload(self, values) -> np.ndarray:
+        """A host copy of device array `values` in this stager's pinned buffer (grown to fit, then
+        reused: valid until the next offload); pinned_bytes is its size."""
+        import cupyx
+
+        if self._host is None or self._host.nbytes < values.nbytes:
+            self._host = None
+            self._host = cupyx.empty_pinned(values.nbytes, dtype=np.uint8)
+        view = self._host[: values.nbytes].view(values.dtype).reshape(values.shape)
+        values.get(out=view)
+        return view
+
+    @property
+    def pinned_bytes(self) -> int:
+        """Pinned host bytes this stager holds (its staging buffers and its offload buffer)."""
+        staging = 2 * STAGE_BYTES if self._buffers is not None else 0
+        return staging + (0 if self._host is None else self._host.nbytes)
 
     def to_device(self, host):
         """A contiguous cupy array of `host`: staged when it is a large numpy array, else cupy.asarray

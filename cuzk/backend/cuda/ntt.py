@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -141,18 +143,21 @@ def _scale_tables(kind: str, log_n: int, shift: int):
 
 
 # ---------------------------------------------------------------- transforms
-def _run(a, kind: str, shift: int | None, check: bool):
+def _run(a, kind: str, shift: int | None, check: bool, in_place: bool = False):
+    """The transform of device array `a`: a new array, or `a` itself when in_place. The first pass reads
+    a, the middle passes work in place in one scratch array and the last writes the output (its
+    digit-reversed reads cannot share a buffer with its writes), so in place the transform holds a
+    and one scratch array, else a, the scratch and the output."""
     cp = _cupy()
     log_n = a.shape[0].bit_length() - 1
-    out = cp.empty_like(a)
     if log_n == 0:  # n = 1: every transform is the identity (n^-1 = s^0 = 1)
-        out[...] = a
-        return out
+        return a if in_place else a.copy()
+    passes = plan(log_n)
+    out = a if in_place and len(passes) > 1 else cp.empty_like(a)
     shift = MULTIPLICATIVE_GENERATOR if shift is None else shift
     pre = _scale_tables(kind, log_n, shift) if kind in ("intt", "coset_ntt") else (_SCALE_NONE, None, None)
     post = _scale_tables(kind, log_n, shift) if kind == "coset_intt" else (_SCALE_NONE, None, None)
     negate = _F_NEGATE if kind in ("intt", "coset_intt") else 0
-    passes = plan(log_n)
     digits = [p.log_r for p in passes[:-1]] + [0] * (4 - len(passes))
     flag = cp.zeros(1, dtype=cp.uint32)
     tmp = cp.empty_like(a) if len(passes) > 1 else None
@@ -175,10 +180,14 @@ def _run(a, kind: str, shift: int | None, check: bool):
             shared_mem=smem)
     if check and int(flag.get()[0]):
         raise NonCanonicalError("NTT input has Fr elements whose limbs are not below the modulus r")
+    if in_place and out is not a:
+        a[...] = out
+        return a
     return out
 
 
-def _transform(a, kind: str, shift: int | None = None, check: bool = True):
+def _on_device(a):
+    """`a` checked (an (n, 4) uint64 array, n a power of two <= 2^MAX_LOG_N) as a contiguous device array."""
     cp = _cupy()
     on_host = isinstance(a, np.ndarray)
     if not (on_host or isinstance(a, cp.ndarray)) or a.dtype != np.uint64 or a.ndim != 2 or a.shape[1] != 4:
@@ -189,11 +198,14 @@ def _transform(a, kind: str, shift: int | None = None, check: bool = True):
         raise InputError(f"NTT length must be a power of two, got {n}")
     if n > 1 << MAX_LOG_N:
         raise InputError(f"the CUDA NTT supports up to 2^{MAX_LOG_N} elements, got 2^{int(math.log2(n))}")
+    return cp.ascontiguousarray(cp.asarray(a))
+
+
+def _transform(a, kind: str, shift: int | None = None, check: bool = True):
     if shift is not None and int(shift) % FR_MODULUS == 0:
         raise InputError("coset shift must be non-zero in Fr")
-    dev = cp.ascontiguousarray(cp.asarray(a))
-    out = _run(dev, kind, None if shift is None else int(shift) % FR_MODULUS, check)
-    return out.get() if on_host else out
+    out = _run(_on_device(a), kind, None if shift is None else int(shift) % FR_MODULUS, check)
+    return out.get() if isinstance(a, np.ndarray) else out
 
 
 def ntt(a, check: bool = True):
@@ -220,14 +232,26 @@ def coset_intt(a, shift: int | None = None, check: bool = True):
     return _transform(a, "coset_intt", shift, check)
 
 
-def quotient(a, b, c):
-    """Coefficients 0 .. n-2 of Groth16's H = (A B - C) / Z from the evaluations a, b, c of A, B, C
-    over the domain (see cuzk.backend.Backend.quotient); every step stays on the GPU."""
-    cp = _cupy()
-    on_host = isinstance(a, np.ndarray)
-    n = a.shape[0]
-    coset = [coset_ntt(intt(cp.asarray(x)), check=False) for x in (a, b, c)]
-    z_inv = cp.asarray(Fr.const(Domain(n.bit_length() - 1).coset_vanishing_inv))
-    _launch1d("fr_quotient", n, (*coset, z_inv, coset[0], np.uint64(n)))
-    h = coset_intt(coset[0], check=False)[: n - 1]
-    return h.get() if on_host else h
+def to_coset(x):
+    """x (a device (n, 4) array) replaced in place by coset_ntt(intt(x)): the values on the coset
+    g<w> of the polynomial that x interpolates on <w>. NonCanonicalError for limbs >= r."""
+    x = _on_device(x)
+    _run(x, "intt", None, True, in_place=True)
+    return _run(x, "coset_ntt", None, False, in_place=True)
+
+
+def mul_assign(a, b):
+    """a *= b elementwise in place (device (n, 4) arrays)."""
+    _launch1d("fr_mul_assign", a.shape[0], (a, b, np.uint64(a.shape[0])))
+    return a
+
+
+def quotient_coefficients(ab_parts: Iterable[tuple[int, Any]], c):
+    """Coefficients 0 .. n-2 of H = (A B - C) / Z from the coset values of A B, given as device parts
+    (row offset, rows), and those of C in the device array c (overwritten: the result is a view of
+    it). Z(g w^j) = g^n - 1 is one constant, so the division is pointwise; coset_intt interpolates H."""
+    n = c.shape[0]
+    z_inv = _cupy().asarray(Fr.const(Domain(n.bit_length() - 1).coset_vanishing_inv))
+    for lo, part in ab_parts:
+        _launch1d("fr_sub_scale", part.shape[0], (part, c[lo: lo + part.shape[0]], z_inv, np.uint64(part.shape[0])))
+    return _run(c, "coset_intt", None, False, in_place=True)[: n - 1]

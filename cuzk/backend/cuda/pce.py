@@ -9,13 +9,13 @@ the circuit dies or evicted when room is needed. One launch per matrix covers al
 
 Device memory: the resident circuit takes `resident_bytes(pce)` =
     sum of its index / id arrays' bytes + 32 ncoeff + 88 (blocks + plain segments)
-and each evaluate_pce call `call_bytes(pce)` = 32 (cols + 3 rows) on top (the witness and the
+and each evaluate_pce call `call_bytes(pce, k)` = 32 (cols + k rows) on top (the witness and the
 outputs A w, B w, C w). first_unsatisfied needs 96 n + 8 bytes for host inputs, 8 for device
 ones. CuPy is imported lazily: this module imports on machines without it.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,9 +73,9 @@ def resident_bytes(pce: TemplateCircuit) -> int:
     return sum(arr.nbytes for arr in _host_arrays(pce)) + 8 * len(PART_FIELDS) * (len(pce.blocks) + len(pce.plain_segs))
 
 
-def call_bytes(pce: TemplateCircuit) -> int:
-    """Device bytes one evaluate_pce call needs next to the kept arrays: witness and three outputs."""
-    return 32 * (pce.shape[1] + 3 * pce.num_constraints)
+def call_bytes(pce: TemplateCircuit, outputs: int = 3) -> int:
+    """Device bytes one evaluate_pce call needs next to the kept arrays: witness and its outputs."""
+    return 32 * (pce.shape[1] + outputs * pce.num_constraints)
 
 
 @dataclass(eq=False)
@@ -107,38 +107,42 @@ def upload(pce: TemplateCircuit) -> DevicePce:
                      cp.asarray(np.ascontiguousarray(pce.wire_cols)), mats, bits, resident_bytes(pce))
 
 
-def resident(pce: TemplateCircuit, reserve: Callable[[int, str], None], residency: Residency) -> DevicePce:
+def resident(pce: TemplateCircuit, reserve: Callable[[int, str], None], residency: Residency,
+             outputs: int = 3) -> DevicePce:
     """The circuit's DevicePce from `residency`, else uploaded and kept there (tracked while it lives,
-    an LRU entry while pce lives); reserve(bytes, what) makes room first for the upload and one call."""
+    an LRU entry while pce lives); reserve(bytes, what) makes room first for the upload and one call
+    of `outputs` outputs."""
     dev = residency.lookup(pce)
     what = f"evaluating a {pce.num_constraints} x {pce.shape[1]} circuit from its template form"
     if dev is None:
-        reserve(resident_bytes(pce) + call_bytes(pce), what)
+        reserve(resident_bytes(pce) + call_bytes(pce, outputs), what)
         dev = upload(pce)
         residency.track(dev, dev.nbytes)
         residency.insert(pce, dev)
     else:
-        reserve(call_bytes(pce), what)
+        reserve(call_bytes(pce, outputs), what)
     return dev
 
 
-def evaluate_device(dev: DevicePce, w, rows: int) -> tuple[Any, Any, Any]:
-    """(A w, B w, C w) as cupy (rows, 4) uint64 arrays, for a witness `w` already on the device."""
+def evaluate_device(dev: DevicePce, w, rows: int, matrices: Sequence[int] = (0, 1, 2)) -> tuple[Any, ...]:
+    """(A w, B w, C w), those of `matrices`, as cupy (rows, 4) uint64 arrays, for a witness `w` already
+    on the device."""
     cp = cupy()
     kernel = loader.function("pce_evaluate")
     outs = []
-    for (indptr, tvars, tcids, pindptr, pcols, pcids), bits in zip(dev.matrices, dev.widths):
+    for j in matrices:
+        (indptr, tvars, tcids, pindptr, pcols, pcids), bits = dev.matrices[j], dev.widths[j]
         out = cp.empty((rows, 4), dtype=cp.uint64)
         kernel((dev.ctas,), (THREADS,), (dev.parts, np.uint32(dev.nparts), indptr, tvars, tcids, dev.wire_cols, pindptr,
                                      pcols, pcids, dev.coeffs, w, out, np.uint32(bits)))
         outs.append(out)
-    return outs[0], outs[1], outs[2]
+    return tuple(outs)
 
 
 def evaluate_pce(pce: TemplateCircuit, witness: np.ndarray, reserve: Callable[[int, str], None],
-                 residency: Residency) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(A w, B w, C w), each (num_constraints, 4) Montgomery, for a (num_inputs + num_aux, 4) witness,
-    computed on the current device from the circuit's resident arrays (`resident`). A witness already on
+                 residency: Residency, matrices: Sequence[int] = (0, 1, 2)) -> tuple[np.ndarray, ...]:
+    """(A w, B w, C w), each (num_constraints, 4) Montgomery, those of `matrices` (0 = A, 1 = B, 2 = C),
+    for a (num_inputs + num_aux, 4) witness, computed on the current device from the circuit's resident arrays (`resident`). A witness already on
     the device (cupy) gives device outputs; a numpy one, numpy outputs."""
     device = on_device(witness)
     if device:
@@ -148,10 +152,10 @@ def evaluate_pce(pce: TemplateCircuit, witness: np.ndarray, reserve: Callable[[i
     cp = cupy()
     rows = pce.num_constraints
     if rows == 0:
-        return tuple((cp if device else np).empty((0, 4), np.uint64) for _ in range(3))
-    dev = resident(pce, reserve, residency)
+        return tuple((cp if device else np).empty((0, 4), np.uint64) for _ in matrices)
+    dev = resident(pce, reserve, residency, len(matrices))
     outs = evaluate_device(dev, cp.ascontiguousarray(witness) if device else cp.asarray(np.ascontiguousarray(witness)),
-                           rows)
+                           rows, matrices)
     return outs if device else tuple(cp.asnumpy(x) for x in outs)
 
 

@@ -37,7 +37,9 @@ def test_budget_sources(monkeypatch):
     assert half.bytes == 50 * GIB and "memory.vram_fraction 0.5" in half.source
     monkeypatch.setenv(memory.ENV, "16GiB")
     env = resolve_budget(None, 0, free)
-    assert env == VramBudget(16 * GIB, "CUZK_VRAM_BUDGET=16GiB")
+    assert env == VramBudget(15 * GIB, "CUZK_VRAM_BUDGET=16GiB", 16 * GIB)  # a cap: the pool limit is the budget
+    config = resolve_budget(None, 0, free, cap=("24GiB", "memory.vram_budget"))
+    assert config == VramBudget(23 * GIB, "memory.vram_budget = 24GiB", 24 * GIB)
     explicit = resolve_budget("8G", 0, free)
     assert explicit.bytes == 8 * GIB and "vram_budget='8G'" in explicit.source
     monkeypatch.setenv(memory.ENV, "lots")

@@ -181,12 +181,18 @@ extern "C" __global__ void fr_twiddles(const uint4* __restrict__ hi, const uint4
   st_elem(out, i, fr_mul(ldg_elem(hi, e >> split), ldg_elem(lo, e & ((1ull << split) - 1))));
 }
 
-// out[i] = (a[i] b[i] - c[i]) z: the pointwise step of Groth16's quotient H = (A B - C) / Z on the
-// coset, where Z is the constant g^n - 1 and z its inverse. out may alias a.
-extern "C" __global__ void fr_quotient(const uint4* a, const uint4* __restrict__ b, const uint4* __restrict__ c,
-                                       const uint4* __restrict__ z, uint4* out, u64 count) {
+// a[i] *= b[i]: the product A B of Groth16's quotient on the coset, made in place.
+extern "C" __global__ void fr_mul_assign(uint4* a, const uint4* __restrict__ b, u64 count) {
   const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
-  const fr_t ab = fr_mul(ldg_elem(a, i), ldg_elem(b, i));
-  st_elem(out, i, fr_mul(fr_sub(ab, ldg_elem(c, i)), ldg_elem(z, 0)));
+  st_elem(a, i, fr_mul(ld_elem(a, i), ldg_elem(b, i)));
+}
+
+// c[i] = (ab[i] - c[i]) z: the pointwise step of H = (A B - C) / Z on the coset, where Z is the
+// constant g^n - 1 and z its inverse; made in place in c.
+extern "C" __global__ void fr_sub_scale(const uint4* __restrict__ ab, uint4* c, const uint4* __restrict__ z,
+                                        u64 count) {
+  const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  st_elem(c, i, fr_mul(fr_sub(ldg_elem(ab, i), ld_elem(c, i)), ldg_elem(z, 0)));
 }
