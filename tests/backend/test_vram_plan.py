@@ -6,8 +6,8 @@ import pytest
 
 from cuzk.backend.cuda import msm
 from cuzk.backend.cuda.memory import VramBudget
-from cuzk.backend.cuda.vram_plan import (CONTEXT_BYTES, GROUP, MIN_CHUNK, VECTORS, ProverShape, minimum_cap,
-                                         plan_prover, pool_limit, usable_bytes)
+from cuzk.backend.cuda.vram_plan import (CONTEXT_BYTES, GROUP, MAX_CHUNK, MIN_CHUNK, VECTORS, ProverShape,
+                                         minimum_cap, plan_prover, pool_limit, usable_bytes)
 from cuzk.errors import InputError, VramBudgetError, format_size
 
 GIB = 1 << 30
@@ -19,7 +19,8 @@ B_LEN = INPUTS + int(0.254 * AUX)
 LENGTHS = {"h": (1 << 27) - 1, "l": AUX, "a": INPUTS + int(0.997 * AUX), "b_g1": B_LEN, "b_g2": B_LEN}
 SHAPE = ProverShape(1 << 27, INPUTS + AUX, LENGTHS, circuit_bytes=550_000_000)
 ITEMS = msm.target_items(SHAPE.sm_count)
-CAPS = (12, 16, 24, 80, 141)
+CAPS = (16, 24, 80, 141)  # planned; 12 GiB is below the minimum (test_12_gib_is_below_the_minimum)
+W, V = SHAPE.witness_bytes, SHAPE.vector_bytes
 
 
 def point_bytes(vector: str) -> int:
@@ -57,22 +58,42 @@ def test_the_model_at_each_cap(plans):
         assert (plan.chunk == 0) == (not plan.streamed)
 
 
-def test_12_gib_offloads_the_quotient(plans):
-    plan = plans[12]
-    assert plan.quotient == "offload" and plan.tables == {} and plan.chunk >= MIN_CHUNK
-    assert plan.phases["quotient"] == 2 * SHAPE.vector_bytes
+def test_12_gib_is_below_the_minimum():
+    # even offloaded, the quotient keeps the witness and two domain vectors beside the circuit
+    assert usable_bytes(12 * GIB) < SHAPE.circuit_bytes + W + 2 * V
+    low = minimum_cap(SHAPE)
+    assert 12 * GIB < low < 16 * GIB
+    with pytest.raises(VramBudgetError) as err:
+        plan_prover(SHAPE, 12 * GIB)
+    assert format_size(low) in str(err.value)
+    assert err.value.needed == low and err.value.allowed == 12 * GIB
 
 
-def test_16_gib_keeps_the_quotient_and_streams_h_and_l(plans):
+def test_16_gib_offloads_the_quotient_and_streams_everything(plans):
     plan = plans[16]
-    assert plan.quotient == "resident" and {"h", "l"} <= set(plan.streamed)
-    assert plan.phases["quotient"] == SHAPE.witness_bytes + 2 * SHAPE.vector_bytes
+    # kept on the device the quotient (W + 3 V) does not fit beside the circuit; offloaded (W + 2 V) it does
+    assert SHAPE.circuit_bytes + W + 3 * V > plan.usable >= SHAPE.circuit_bytes + W + 2 * V
+    assert plan.quotient == "offload" and plan.phases["quotient"] == W + 2 * V
+    # not even the smallest table (b_g1's, one multiple) fits beside the offloaded quotient
+    smallest = min(VECTORS, key=lambda v: LENGTHS[v] * point_bytes(v))
+    assert smallest == "b_g1"
+    assert SHAPE.circuit_bytes + LENGTHS["b_g1"] * point_bytes("b_g1") + W + 2 * V > plan.usable
+    assert plan.tables == {} and set(plan.streamed) == set(VECTORS)
+    # with nothing resident the largest chunk fits: h's, a's and B's MSMs stay within the usable bytes
+    assert plan.chunk == MAX_CHUNK
+    assert any(r.startswith("quotient offloaded") for r in plan.reasons)
 
 
-def test_24_gib_keeps_the_small_vectors(plans):
+def test_24_gib_keeps_the_quotient_and_b_g1(plans):
     plan = plans[24]
-    assert plan.quotient == "resident" and set(plan.tables) == {"b_g1", "b_g2"}
-    assert "h" in plan.streamed
+    assert SHAPE.circuit_bytes + W + 3 * V <= plan.usable
+    assert plan.quotient == "resident" and plan.phases["quotient"] == W + 3 * V
+    # b_g1's table fits beside the resident quotient; b_g2's, the next smallest, does not beside both
+    tables = {v: LENGTHS[v] * point_bytes(v) for v in ("b_g1", "b_g2")}
+    assert SHAPE.circuit_bytes + tables["b_g1"] + W + 3 * V <= plan.usable
+    assert SHAPE.circuit_bytes + tables["b_g1"] + tables["b_g2"] + W + 3 * V > plan.usable
+    assert set(plan.tables) == {"b_g1"} and plan.streamed == ("h", "l", "a", "b_g2")
+    assert any(r.startswith("quotient resident") for r in plan.reasons)
 
 
 def test_80_gib_keeps_h(plans):
@@ -85,10 +106,10 @@ def test_141_gib_keeps_everything_and_raises_h_as_choose_plan_does(plans):
     assert plan.h2d_bytes(SHAPE) == 0
     # h is raised first: beside it the other tables at one multiple, its phase's witness and domain vector
     # as held, and at most the multiples whose table also fits beside the largest other phase
-    w, v = SHAPE.witness_bytes, SHAPE.vector_bytes
+    w, v = W, V
     others = SHAPE.circuit_bytes + sum(n * point_bytes(x) for x, n in LENGTHS.items() if x != "h")
     run = {x: msm.least_run_bytes(GROUP[x], n, ITEMS) for x, n in LENGTHS.items()}
-    phases = (w + 2 * v, w + run["l"], w + 32 * LENGTHS["a"] + run["a"],
+    phases = (w + 3 * v, w + run["l"], w + 32 * LENGTHS["a"] + run["a"],
               w + 32 * LENGTHS["b_g1"] + max(run["b_g1"], run["b_g2"]))
     most = (plan.usable - others - max(phases)) // (96 * LENGTHS["h"])
     want = msm.choose_plan("g1", LENGTHS["h"], VramBudget(plan.usable, "test"), items=ITEMS, held=others + w + v,
@@ -108,21 +129,33 @@ def test_without_a_cap_each_table_is_choose_plans_in_the_engines_order():
 
 def test_h2d_bytes_fall_as_the_cap_grows(plans):
     h2d = [plans[cap].h2d_bytes(SHAPE) for cap in CAPS]
-    assert h2d[0] > h2d[1] > h2d[2] > h2d[3] == h2d[4] == 0
-    streamed = sum(LENGTHS[v] * point_bytes(v) for v in VECTORS)
-    assert h2d[0] == streamed + 3 * SHAPE.vector_bytes + SHAPE.witness_bytes
-    assert h2d[1] == streamed
+    assert h2d[0] > h2d[1] > h2d[2] == h2d[3] == 0
+    key = sum(LENGTHS[v] * point_bytes(v) for v in VECTORS)
+    # 16 GiB: every point, and the offloaded quotient's A and A B coset values coming back (2 V)
+    assert h2d[0] == key + 2 * V
+    # 24 GiB: every point but b_g1's; the quotient stays on the device
+    assert h2d[1] == key - LENGTHS["b_g1"] * point_bytes("b_g1")
 
 
 def test_the_witness_batch_is_the_largest_that_fits():
-    for cap in CAPS:
+    """A batch's witnesses stay on the device until its last item is proved: (B - 1) W more in every
+    phase, after the tables are chosen (the same tables as one witness). B is the largest up to the one
+    asked for whose peak fits. The tables take the room first, so at 16 to 141 GiB no second witness fits;
+    at 640 GiB some do, and at 1 TiB all 40 asked."""
+    batches = {}
+    for cap in CAPS + (640, 1024):
+        one = plan_prover(SHAPE, cap * GIB)
         for asked in (1, 4, 10, 40):
             plan = plan_prover(SHAPE, cap * GIB, witness_batch=asked)
-            b, w = plan.witness_batch, SHAPE.witness_bytes
-            assert 1 <= b <= asked and plan.phases["expand"] == b * w
-            assert held(plan) + b * w <= plan.usable
-            assert b == asked or held(plan) + (b + 1) * w > plan.usable
-    assert plan_prover(SHAPE, 141 * GIB, witness_batch=40).witness_batch < 40
+            b = batches[cap, asked] = plan.witness_batch
+            assert 1 <= b <= asked and plan.tables == one.tables and plan.streamed == one.streamed
+            assert plan.phases == {k: x + (b - 1) * W for k, x in one.phases.items()}
+            assert plan.phases["expand"] == b * W
+            assert plan.peak == held(one) + max(one.phases.values()) + (b - 1) * W <= plan.usable
+            assert b == asked or plan.peak + W > plan.usable
+            assert (b < asked) == any(r.startswith(f"witness batch {b} of the {asked}") for r in plan.reasons)
+    assert all(batches[cap, 40] == 1 for cap in CAPS)
+    assert 1 < batches[640, 40] < 40 and batches[1024, 40] == 40
     with pytest.raises(InputError):
         plan_prover(SHAPE, 141 * GIB, witness_batch=0)
 
@@ -130,17 +163,21 @@ def test_the_witness_batch_is_the_largest_that_fits():
 def test_minimum_cap():
     low = minimum_cap(SHAPE)
     plan = plan_prover(SHAPE, low)
-    assert plan.quotient == "offload" and plan.tables == {} and plan.chunk == MIN_CHUNK
+    assert plan.quotient == "offload" and plan.tables == {} and plan.chunk >= MIN_CHUNK
     assert plan.peak <= plan.usable
+    # at the least: the circuit beside the offloaded quotient (the witness and two domain vectors), the
+    # largest phase with every vector streamed at MIN_CHUNK; the chunk then grows into the room up to it
+    need = SHAPE.circuit_bytes + W + 2 * V
+    assert usable_bytes(low) >= need > usable_bytes(low - 1)
+    assert plan.peak == need and plan.phases["quotient"] == W + 2 * V
     with pytest.raises(VramBudgetError, match=format_size(low)) as err:
         plan_prover(SHAPE, low - GIB, source="--vram-cap")
     assert err.value.needed == low and err.value.allowed == low - GIB and err.value.source == "--vram-cap"
     assert "134217728 domain, 130170221 variables" in str(err.value)
     with pytest.raises(VramBudgetError):
         plan_prover(SHAPE, low - 1)
-    # at the least: the circuit and h's MSM (the witness, a domain vector, one 2^20-point chunk's work)
-    assert 10 * GIB < low < 11 * GIB
-    assert (low - CONTEXT_BYTES) * 0.96 > SHAPE.circuit_bytes + SHAPE.witness_bytes + SHAPE.vector_bytes
+    assert 13 * GIB < low < 14 * GIB
+    assert int((low - CONTEXT_BYTES) * 0.96) >= need
 
 
 def test_reasons_name_each_choice(plans):
@@ -156,8 +193,8 @@ def test_reasons_name_each_choice(plans):
 def test_every_cap_from_the_minimum_up():
     """The peak stays within the usable bytes; once a mode is chosen for the quotient, a larger cap keeps
     every table a smaller one kept, and the bytes uploaded never grow. Where the quotient stops being
-    offloaded a small table may give way: the quotient's evaluations and witness (17 GB a partition)
-    weigh more than it."""
+    offloaded a small table may give way: the resident quotient's third domain vector and the 2 V of
+    coset values no longer uploaded (4.3 and 8.6 GB a partition) weigh more than it."""
     before = None
     for cap in range(minimum_cap(SHAPE), 142 * GIB, GIB // 2):
         plan = plan_prover(SHAPE, cap)

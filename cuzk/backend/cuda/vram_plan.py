@@ -7,10 +7,14 @@ modules and NVRTC live outside CuPy's pool (pool_limit), and the headroom absorb
 and fragmentation. With n the domain, V = 32 n a domain vector, W = 32 columns the witness, B the
 witness batch and A = 96 / 192 bytes per G1 / G2 affine point, the device holds
     T = circuit_bytes + the resident vectors' tables (m n A, msm.msm_bytes)
-and beside T one phase at a time; the peak, T + the largest phase, stays within usable:
+and beside T one phase at a time; the peak, T + the largest phase, stays within usable. A batch's
+witnesses stay on the device until its last item is proved, so (B - 1) W more in every phase after
+the expansion:
     expand    B W
-    quotient  W + 2 V   ("resident": A w, B w, C w made one at a time, A w B w merged before C w)
-              2 V       ("offload": the evaluations and the witness go to host memory and come back)
+    quotient  W + 3 V   ("resident": A w, B w, C w made one at a time, A B merged before C comes in;
+                         A B, the next vector and an in-place transform's scratch vector)
+              W + 2 V   ("offload": A's and A B's coset values wait in host memory, cuzk.groth16.
+                         prover.quotient, and come back in parts: 2 V more host -> device)
     msm_h     W + V + work(h)
     msm_l     W + work(l)
     msm_a     W + 32 |a| + work(a)                          (A's scalars)
@@ -124,9 +128,9 @@ class VramPlan:
 
     def h2d_bytes(self, shape: ProverShape) -> int:
         """Host -> device bytes one partition moves: the streamed vectors' points, and when the quotient
-        is offloaded its three evaluations and the witness coming back."""
+        is offloaded A's and A B's coset values coming back."""
         points = sum(shape.length(v) * _point_bytes(v) for v in self.streamed)
-        back = 3 * shape.vector_bytes + shape.witness_bytes if self.quotient == "offload" else 0
+        back = 2 * shape.vector_bytes if self.quotient == "offload" else 0
         return points + back
 
     def summary(self) -> str:
@@ -172,11 +176,11 @@ def _work(shape: ProverShape, layout: _Layout, vector: str, items: int) -> int:
 
 def _phases(shape: ProverShape, layout: _Layout, items: int, without: str | None = None) -> dict[str, int]:
     """Each phase's bytes beside the held tables; `without`: that vector's work counted as nothing."""
-    v, w = shape.vector_bytes, shape.witness_bytes
+    v, w = shape.vector_bytes, shape.witness_bytes + (layout.batch - 1) * shape.witness_bytes
     work = {x: 0 if x == without else _work(shape, layout, x, items) for x in VECTORS}
     return {
-        "expand": layout.batch * w,
-        "quotient": w + 2 * v if layout.quotient == "resident" else 2 * v,
+        "expand": w,
+        "quotient": w + (3 if layout.quotient == "resident" else 2) * v,
         "msm_h": w + v + work["h"],
         "msm_l": w + work["l"],
         "msm_a": w + 32 * shape.length("a") + work["a"],
@@ -246,7 +250,7 @@ def plan_prover(shape: ProverShape, cap: int | str, *, source: str = "the VRAM c
             layout = replace(layout, tables={**layout.tables, v: plan})
             reasons.append(f"{v} resident: table of {format_size(plan.bytes.table)}, c {plan.c}, "
                            f"{plan.multiples} multiple{'s' if plan.multiples > 1 else ''} (the cheapest that fits)")
-    batch = max(1, min(witness_batch, (usable - _held(shape, layout)) // max(1, shape.witness_bytes)))
+    batch = max([1] + [b for b in range(2, witness_batch + 1) if _peak(shape, replace(layout, batch=b), items) <= usable])
     layout = replace(layout, batch=batch)
     if batch < witness_batch:
         reasons.append(f"witness batch {batch} of the {witness_batch} asked: more witnesses do not fit")
@@ -262,7 +266,7 @@ def _quotient(shape: ProverShape, usable: int, items: int, reasons: list[str]) -
     layout = _Layout("resident", {}, MIN_CHUNK)
     resident = _peak(shape, layout, items)
     if resident <= usable:
-        reasons.append("quotient resident: the witness and two domain vectors fit with every vector streamed")
+        reasons.append("quotient resident: the witness and three domain vectors fit with every vector streamed")
         return layout
     layout = replace(layout, quotient="offload")
     if _peak(shape, layout, items) > usable:
