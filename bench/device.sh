@@ -25,7 +25,7 @@ usage: bash bench/device.sh NAME [ARGS]   (from a GPU host; OUT=DIR for the outp
   service         bench.engine 2KiB and 8MiB, bench.daemon (PROOFS, SETTINGS, SETTINGS8, DAEMON_S, E8_S)
   daemon          bench.daemon: cold SubmitProof, warm Prove latency, throughput (PROOFS, LATENCY, TESTS=1)
   seam            gpu tests of the engine, witness program, export, Groth16, backends; then bench.daemon
-  porep32g        bench.porep32g: 2KiB gate, then 32GiB (PROOFS, GATE, TESTS, CPU_WITNESS, SYNTHESIS, ...)
+  porep32g        bench.porep32g: 2KiB gate, then 32GiB (PROOFS, GATE, TESTS, CAP, CPU_WITNESS, SYNTHESIS, ...)
   setup [MODE]    the GPU Groth16 setup: MODE all | tests | bench (bench.setup_gpu)
   params-stream [MODE] [GIB]   .params upload/export: MODE all | tests | bench, GIB default 16
   gpu-tests       wheel: gpu tests from the installed package, first-use compile, MSM second sample
@@ -230,13 +230,16 @@ cmd_porep32g() {
   # processes: the cores are shared out among them, so any count keeps up. The PCE of the 32GiB
   # partition is built on first use (about a minute on 16 cores) and a 5-proof run from a fresh start
   # takes about 225 s, so keep GPU_S (default 420) at 300 or more; GATE_S, CPU_S: the other limits.
+  # CAP=16GiB proves the 32GiB run under that VRAM cap (bench.porep32g --vram-cap: the key in host
+  # memory, streamed as the plan says; a porep_prove line).
   OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
   setup_env
   nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader
   if [ -n "${TESTS:-}" ]; then
     step "gpu tests: setup, .params on the device, backend, engine"
     timeout "${TESTS_S:-240}" python3 -m pytest -q -p no:cacheprovider -m gpu -rs tests/backend/cuda/test_setup.py \
-      tests/groth16/test_params_device.py tests/backend/cuda/test_backend.py tests/engine/test_multi_gpu.py 2>&1 \
+      tests/groth16/test_params_device.py tests/backend/cuda/test_backend.py tests/backend/cuda/test_stream.py \
+      tests/groth16/test_prove_cuda.py tests/engine/test_multi_gpu.py 2>&1 \
       | tee "$OUT/gpu_tests.log" | tail -8
   fi
   local gate=${GATE:-StackedDrg2KiBV1_1}
@@ -251,7 +254,8 @@ cmd_porep32g() {
   fi
   if [ -z "${SKIP_GPU_WITNESS:-}" ]; then
     step "32GiB, GPU witness"
-    porep32g_run porep32g.log "${GPU_S:-420}" --proof "${PROOF:-StackedDrg32GiBV1_1}" --proofs "${PROOFS:-5}"
+    porep32g_run porep32g.log "${GPU_S:-420}" --proof "${PROOF:-StackedDrg32GiBV1_1}" --proofs "${PROOFS:-5}" \
+      ${CAP:+--vram-cap "$CAP"}
   fi
   if [ -n "${CPU_WITNESS:-}" ]; then
     step "32GiB, witness on the host's cores"

@@ -7,7 +7,7 @@ NTTs work over the domain <w> of size n = 2^k and its coset g<w>, both `cuzk.ff.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -220,6 +220,14 @@ class Backend(Protocol):
              program: WitnessProgram | None = None) -> None:
         """Prepare now what a circuit's first proof would: the MSM tables of its base arrays and its
         witness program on the device (nothing on a host backend)."""
+        ...
+
+    def plan_vram(self, circuit: Any, vectors: Mapping[str, Any], witness_batch: int) -> Any:
+        """Under a VRAM cap, the plan of proving `circuit` (domain_size, num_columns; its pce and
+        program when it has them) with the key vectors `vectors` (name -> bases: h, l, a, b_g1,
+        b_g2) on this device (cuzk.backend.cuda.vram_plan.VramPlan: which vectors keep a table and
+        which stream from host memory, the witness batch), followed by its later MSMs and `keep`;
+        VramBudgetError naming the least cap when none fits. None without a cap or a device."""
         ...
 
     def reserve_beside_tables(self, nbytes: int, msm_points: int = 0) -> None:

@@ -10,7 +10,7 @@ themselves are in `cuzk.ec.formulas`, the subgroup tests in `cuzk.ec.subgroup`.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numba import njit
@@ -263,6 +263,15 @@ class Curve:
         out = np.empty_like(pa)
         parallel_for(_add_kernel, len(out), pa, pb, out)
         return out.reshape(*lead, *self.jacobian_shape)
+
+    def sum(self, points: Sequence[np.ndarray]) -> np.ndarray:
+        """The affine sum of single points (affine or Jacobian); the identity for none."""
+        if not points:
+            return self.identity(1)[0]
+        acc = self.to_jacobian(points[0])
+        for p in points[1:]:
+            acc = self.add(acc, p)
+        return self.to_affine(acc)
 
     def double(self, a: np.ndarray) -> np.ndarray:
         self._form(a)

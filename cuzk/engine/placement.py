@@ -15,6 +15,7 @@ from __future__ import annotations
 import heapq
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,7 @@ class Device:
     busy: int = 0
     circuits: set[str] = field(default_factory=set)
     fault: str | None = None
+    plans: dict[str, Any] = field(default_factory=dict)  # circuit key -> its VRAM plan here (None: no cap)
 
     def load(self) -> tuple[float, int]:
         return self.busy / self.workers, len(self.circuits)

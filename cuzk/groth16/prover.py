@@ -184,14 +184,7 @@ def _assemble(vk, h: np.ndarray, l: np.ndarray, a: np.ndarray, b1: np.ndarray, b
               r: int, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     terms = G1.scalar_mul(np.stack([vk.delta_g1, a, b1, vk.delta_g1, vk.alpha_g1, vk.beta_g1]),
                           [r, s, r, r * s % R, s, r])
-    g_a = _sum(G1, [vk.alpha_g1, a, terms[0]])
-    g_c = _sum(G1, [h, l, *terms[1:]])
-    g_b = _sum(G2, [vk.beta_g2, b2, G2.scalar_mul(vk.delta_g2, s)])
+    g_a = G1.sum([vk.alpha_g1, a, terms[0]])
+    g_c = G1.sum([h, l, *terms[1:]])
+    g_b = G2.sum([vk.beta_g2, b2, G2.scalar_mul(vk.delta_g2, s)])
     return g_a, g_b, g_c
-
-
-def _sum(curve: Curve, points: list[np.ndarray]) -> np.ndarray:
-    acc = curve.to_jacobian(points[0])
-    for p in points[1:]:
-        acc = curve.add(acc, p)
-    return curve.to_affine(acc)

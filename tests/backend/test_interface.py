@@ -24,7 +24,7 @@ def test_interface_lists_every_step():
                               "prepare_bases_g2", "ntt", "intt", "coset_ntt", "coset_intt", "to_coset", "mul_assign", "quotient_coefficients",
                               "offload", "run_witness_program",
                               "device_scope", "free_bytes", "memory_stats", "has_room", "asarray", "zeros", "keep",
-                              "reserve_beside_tables"])
+                              "plan_vram", "reserve_beside_tables"])
 
 
 def test_the_cpu_backend_has_no_device_to_place_on():
@@ -34,6 +34,7 @@ def test_the_cpu_backend_has_no_device_to_place_on():
     assert be.has_room(1 << 62) and isinstance(be.asarray([1, 2]), np.ndarray)
     assert be.zeros((2, 4), np.uint64).shape == (2, 4)
     be.keep([], [])  # nothing to prepare
+    assert be.plan_vram(None, {}, 1) is None  # no device, no plan
     be.reserve_beside_tables(1 << 40, msm_points=10)
 
 

@@ -47,6 +47,9 @@ class CpuBackend:
     def keep(self, g1, g2, pce=None, program=None) -> None:
         """Nothing to prepare ahead: the CPU MSMs read the bases as they are."""
 
+    def plan_vram(self, circuit, vectors, witness_batch: int) -> None:
+        """No device, no plan."""
+
     def reserve_beside_tables(self, nbytes: int, msm_points: int = 0) -> None:
         """No tables, no budget to keep room in."""
 

@@ -4,8 +4,11 @@ properties (device), its memory (memory: VRAM budget, residency, staging) and th
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Sequence
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +20,8 @@ from cuzk.backend.cuda import pce as pce_cuda
 from cuzk.backend.cuda import points as points_cuda
 from cuzk.backend.cuda import setup as setup_cuda
 from cuzk.backend.cuda import spmv
+from cuzk.backend.cuda import stream
+from cuzk.backend.cuda import vram_plan
 from cuzk.backend.cuda import witness as witness_cuda
 from cuzk.backend.cuda.device import cupy
 from cuzk.backend.cuda.layout import POINT_SHAPE, WORDS
@@ -26,6 +31,31 @@ from cuzk.errors import VramBudgetError, format_size
 from cuzk.util.arrays import on_device
 
 log = logging.getLogger("cuzk.cuda")
+
+
+DEFAULT_CHUNK = 1 << 22  # points per streamed chunk without a plan
+
+
+class _ByArray:
+    """Values keyed by host arrays (by identity), each dropped when its array dies."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref, Any]] = {}
+        self._lock = threading.Lock()
+
+    def set(self, array, value) -> None:
+        key = id(array)
+        with self._lock:
+            self._items[key] = (weakref.ref(array, lambda _ref: self._drop(key)), value)
+
+    def get(self, array) -> Any:
+        with self._lock:
+            entry = self._items.get(id(array))
+        return entry[1] if entry is not None and entry[0]() is array else None
+
+    def _drop(self, key: int) -> None:
+        with self._lock:
+            self._items.pop(key, None)
 
 
 class _Kept:
@@ -62,6 +92,11 @@ class CudaBackend:
         self._stager = Stager()
         self.last_msm_plan: MsmPlan | None = None
         self.table_reserve = 0
+        self._planned = _ByArray()  # bases -> the MsmPlan of their table (plan_vram)
+        self._streamed = _ByArray()  # bases -> True: streamed from host memory (plan_vram, or no room)
+        self.stream_chunk = DEFAULT_CHUNK
+        self.stream_stats = stream.StreamStats()
+        self._pinned = stream.PinnedArrays()
 
     # ---- the device -----------------------------------------------------------------------------
     @property
@@ -126,7 +161,9 @@ class CudaBackend:
         """name, vram_total_bytes, vram_used_bytes (memGetInfo: every process's use),
         vram_reserved_bytes (the tables this backend holds under its budget), vram_budget_bytes,
         vram_cap_bytes (0 without a cap), vram_pool_bytes and vram_pool_peak_bytes (CuPy's pool now
-        and its high-water mark: memory.POOL_PEAK)."""
+        and its high-water mark: memory.POOL_PEAK), pinned_bytes (host memory page-locked for this
+        device: streamed keys registered in place, staging and offload buffers) and h2d_stream_bytes
+        (key bytes streamed to it so far)."""
         budget = self.budget
         with self._on_device():
             free, total = cupy().cuda.runtime.memGetInfo()
@@ -134,7 +171,9 @@ class CudaBackend:
         return {"name": self.info.name, "vram_total_bytes": int(total), "vram_used_bytes": int(total - free),
                 "vram_reserved_bytes": self.residency.held, "vram_budget_bytes": budget.bytes,
                 "vram_cap_bytes": budget.cap or 0, "vram_pool_bytes": pool,
-                "vram_pool_peak_bytes": max(POOL_PEAK.peak(self.device), pool)}
+                "vram_pool_peak_bytes": max(POOL_PEAK.peak(self.device), pool),
+                "pinned_bytes": self._pinned.nbytes + self._stager.pinned_bytes,
+                "h2d_stream_bytes": self.stream_stats.h2d_bytes}
 
     def has_room(self, nbytes: int) -> bool:
         """Whether the VRAM budget has room for `nbytes` beside the tables it holds."""
@@ -219,7 +258,7 @@ class CudaBackend:
         with self._on_device():
             for group, arrays in (("g1", g1), ("g2", g2)):
                 for bases in arrays:
-                    if int(bases.shape[0]):
+                    if int(bases.shape[0]) and not self._streamed.get(bases):
                         self._resident(bases, group)
             if program is not None:
                 self._program(pce, program)
@@ -251,13 +290,19 @@ class CudaBackend:
 
     def mul_assign(self, a, b):
         with self._on_device():
-            for lo, part in self._stager.parts(b):
+            for lo, part in self._parts(b):
                 ntt_cuda.mul_assign(a[lo: lo + len(part)], part)
             return a
 
     def quotient_coefficients(self, ab, c):
         with self._on_device():
-            return ntt_cuda.quotient_coefficients(self._stager.parts(ab), c)
+            return ntt_cuda.quotient_coefficients(self._parts(ab), c)
+
+    def _parts(self, values):
+        """Stager.parts of `values`; an offloaded (host) vector's bytes counted in stream_stats."""
+        if isinstance(values, np.ndarray):
+            self.stream_stats.add(values.nbytes)
+        return self._stager.parts(values)
 
     def offload(self, values):
         """values copied into this backend's pinned host buffer (Stager.offload)."""
@@ -334,6 +379,31 @@ class CudaBackend:
             self.residency.track(prepared, prepared.nbytes - (int(bases.nbytes) if held_bases else 0))
             return prepared
 
+    def plan_vram(self, circuit: Any, vectors: Mapping[str, Any], witness_batch: int) -> vram_plan.VramPlan | None:
+        """Under a cap, vram_plan.plan_prover for the circuit and key `vectors` on this device; its
+        tables' (c, m) and streamed vectors are what this backend's later MSMs and `keep` follow, its
+        chunk the streamed chunk (logged with its reasons). None without a cap."""
+        budget = self.budget
+        if budget.cap is None:
+            return None
+        pce, program = getattr(circuit, "pce", None), getattr(circuit, "program", None)
+        held = (pce_cuda.resident_bytes(pce) if pce is not None else 0) + \
+            (witness_cuda.program_bytes(program) if program is not None else 0)
+        shape = vram_plan.ProverShape(circuit.domain_size, circuit.num_columns,
+                                      {name: int(v.shape[0]) for name, v in vectors.items()}, held, self.info.sm_count)
+        plan = vram_plan.plan_prover(shape, budget.cap, source=budget.source, witness_batch=witness_batch)
+        for name, bases in vectors.items():
+            if name in plan.tables:
+                self._planned.set(bases, plan.tables[name])
+            elif name in plan.streamed:
+                self._streamed.set(bases, True)
+        if plan.chunk:
+            self.stream_chunk = plan.chunk
+        log.info("cuda:%d: %s", self.device, plan.summary())
+        for reason in plan.reasons:
+            log.info("cuda:%d:   %s", self.device, reason)
+        return plan
+
     def reserve_beside_tables(self, nbytes: int, msm_points: int = 0) -> None:
         """Keep `nbytes` of the budget free of new tables: the work beside them (a batch of witnesses,
         the prover's vectors over the domain) that the residency does not count, plus the working
@@ -361,9 +431,28 @@ class CudaBackend:
         prepared = self.residency.lookup(bases)
         if prepared is not None and prepared.group == group:
             return prepared
-        prepared = self._prepare(bases, group)
+        planned = self._planned.get(bases)
+        prepared = self._prepare(bases, group) if planned is None else \
+            self._prepare(bases, group, c=planned.c, m=planned.multiples)
         self.residency.insert(bases, prepared)
         return prepared
+
+    def _streams(self, bases, group: str) -> bool:
+        """Whether an MSM over `bases` streams them from host memory: host bases the plan streams, or
+        whose table does not fit the budget (then they stream from now on, logged once)."""
+        if not isinstance(bases, np.ndarray):
+            return False
+        if self._streamed.get(bases):
+            return True
+        if self.residency.lookup(bases) is not None:
+            return False
+        try:
+            self._resident(bases, group)
+            return False
+        except VramBudgetError as e:
+            log.warning("cuda:%d: %d %s bases stream from host memory: %s", self.device, len(bases), group.upper(), e)
+            self._streamed.set(bases, True)
+            return True
 
     # ---- MSM entry points ----------------------------------------------------------------------
     def msm_g1(self, bases, scalars) -> np.ndarray:
@@ -377,6 +466,17 @@ class CudaBackend:
 
     def msm_g2_sparse(self, bases, scalars) -> np.ndarray:
         return self._msm(bases, scalars, "g2", sparse=True)
+
+    def msm_streamed(self, bases: np.ndarray, scalar_sets: Sequence, group: str, sparse: bool) -> list[np.ndarray]:
+        """sum_i s_i P_i for each scalar set over host bases that cross to the device once, in chunks of
+        stream_chunk points (cuzk.backend.cuda.stream); numpy affine points."""
+        with self._on_device():
+            cp = cupy()
+            sets = [self._stager.to_device(s) for s in scalar_sets]
+            if any(s.dtype != cp.uint64 for s in sets):
+                raise MsmInputError("streamed MSMs take (n, 4) uint64 Montgomery scalars")
+            return stream.msm_streamed(bases, sets, group, sparse=sparse, chunk=self.stream_chunk,
+                                       items=self._items(), pinned=self._pinned, stats=self.stream_stats)
 
     def msm_device(self, prepared: PreparedBases, scalars, sparse: bool = False):
         """MSM with scalars on the GPU (or host); returns the affine result as a cupy u32 array."""
@@ -400,6 +500,8 @@ class CudaBackend:
             msm.check_scalars(scalars, n)
             if n == 0:
                 return np.zeros(POINT_SHAPE[group], dtype=np.uint64)
+            if self._streams(bases, group):
+                return self.msm_streamed(bases, [scalars], group, sparse)[0]
             prepared = bases if isinstance(bases, PreparedBases) else self._resident(bases, group)
             out = self._run(prepared, scalars, sparse)
             return cupy().asnumpy(out).view(np.uint64).reshape(POINT_SHAPE[group])

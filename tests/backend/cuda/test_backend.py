@@ -87,11 +87,16 @@ def test_budgeted_msm_matches_cpu(cpu, group, sparse, rng):
                           .view(np.uint64).reshape(want.shape), want)
 
 
-def test_budget_too_small_raises():
+def test_a_table_too_big_for_the_budget_raises_and_its_msm_streams(cpu, rng):
+    """Preparing a table the budget cannot hold is a VramBudgetError naming the MSM and the budget;
+    an MSM over host bases whose table does not fit streams them instead (nothing kept)."""
     be = CudaBackend(vram_budget="1M")
     with pytest.raises(VramBudgetError, match=r"G1 MSM of 65536 points .* budget is 1\.0 MiB .*vram_budget='1M'"):
-        be.msm_g1(G1.identity(1 << 16), Fr.zeros(1 << 16))
-    assert be.residency.held == 0
+        be.prepare_bases_g1(G1.identity(1 << 16))
+    bases, scalars = G1.random(1 << 12, rng), Fr.random(1 << 12, rng)
+    be.stream_chunk = 1 << 10
+    assert np.array_equal(be.msm_g1(bases, scalars), cpu.msm_g1(bases, scalars))
+    assert be.residency.held == 0 and be.stream_stats.h2d_bytes == bases.nbytes
 
 
 def test_kept_tables_are_evicted_when_a_new_one_does_not_fit(cpu, rng):
