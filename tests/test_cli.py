@@ -72,6 +72,7 @@ pipeline.enabled = true  # default
 # memory.host_cap (not set)  # default
 memory.host_margin = 2147483648  # default
 memory.vram_fraction = 0.8  # default
+# memory.vram_budget (not set)  # default
 memory.admission_timeout_s = 1800.0  # default
 memory.eviction_min_idle_s = 300.0  # default
 # srs.param_cache (not set)  # default

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from cuzk.backend.base import Backend
 from cuzk.errors import BackendUnavailableError, DeviceError, InputError
 
-__all__ = ["Backend", "device_backends", "get_backend"]
+__all__ = ["Backend", "device_backends", "get_backend", "vram_context_bytes"]
 
 
 def get_backend(name: str = "auto") -> Backend:
@@ -52,11 +52,13 @@ def is_device_error(error: BaseException) -> bool:
                               cuda.memory.OutOfMemoryError))
 
 
-def device_backends(name: str = "auto", devices: Sequence[int] = (), vram_fraction: float | None = None) -> list[Backend]:
+def device_backends(name: str = "auto", devices: Sequence[int] = (), vram_fraction: float | None = None,
+                    vram_budget: int | str | None = None) -> list[Backend]:
     """One backend per compute device: the CPU backend alone for "cpu" (or "auto" without a GPU);
     for CUDA one per device of `devices` (every visible one when empty), each bound to its device and
-    shared per process, its VRAM budget `vram_fraction` of the memory free at first use unless
-    $CUZK_VRAM_BUDGET sets it (None: the default fraction). Ordinals count the visible devices
+    shared per process, capped at `vram_budget` (memory.vram_budget: CudaBackend.use_vram_cap) when
+    given, else its VRAM budget `vram_fraction` of the memory free at first use unless
+    $CUZK_VRAM_BUDGET caps it (None: the default fraction). Ordinals count the visible devices
     (CUDA_VISIBLE_DEVICES renumbers them from 0); one that is not visible is an InputError."""
     backend = get_backend(name)
     if backend.name == "cpu":
@@ -68,10 +70,19 @@ def device_backends(name: str = "auto", devices: Sequence[int] = (), vram_fracti
     if missing:
         raise InputError(f"no CUDA device {', '.join(map(str, missing))}: {count} visible (ordinals 0 to {count - 1})")
     backends = [_cuda_backend_on(int(d)) for d in (devices or range(count))]
-    if vram_fraction is not None:
-        for be in backends:
+    for be in backends:
+        if vram_fraction is not None:
             be.use_vram_fraction(vram_fraction)
+        if vram_budget is not None:
+            be.use_vram_cap(vram_budget)
     return backends
+
+
+def vram_context_bytes() -> int:
+    """What a VRAM cap sets aside for the CUDA context, outside CuPy's pool (a cap must exceed it)."""
+    from cuzk.backend.cuda.memory import CONTEXT_BYTES
+
+    return CONTEXT_BYTES
 
 
 @functools.cache

@@ -19,7 +19,8 @@ def _daemon(args: argparse.Namespace) -> int:
 
     return run(DaemonOptions(args.listen, Path(args.state_dir), args.config, args.backend,
                              Path(args.log_file) if args.log_file else None, args.status_listen,
-                             args.results_ttl * 3600, tuple(args.preload), args.allow_setup, args.log_level))
+                             args.results_ttl * 3600, tuple(args.preload), args.allow_setup, args.log_level,
+                             args.vram_budget))
 
 
 def _supervise(args: argparse.Namespace) -> int:
@@ -112,6 +113,9 @@ def add_commands(sub) -> None:
     dp.add_argument("--allow-setup", action="store_true",
                     help="run a Groth16 setup for a circuit without official parameters (srs.allow_setup; tests and "
                          "private networks only)")
+    dp.add_argument("--vram-budget", metavar="SIZE",
+                    help='cap each GPU\'s whole use at SIZE, e.g. 24GiB (memory.vram_budget; "" = no cap): the prover '
+                         "plans within it")
     dp.add_argument("--state-dir", default=str(DEFAULT_STATE_DIR),
                     help=f"journal, lock and log directory, one daemon per directory (default {DEFAULT_STATE_DIR})")
     dp.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])

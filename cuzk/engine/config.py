@@ -46,6 +46,10 @@ sets is an error naming both. Every key, its default and its range:
     host_margin = "2GiB"           kept free below the host limit (a size >= 0)
     vram_fraction = 0.8            share of each GPU's memory free at engine start that its VRAM
                                    budget may use (a number in (0, 1])
+    vram_budget                    (not set; "" the same) a cap on each GPU's whole use, a size above
+                                   1 GiB: CuPy's pool limited to it less 1 GiB for the context; the
+                                   prover plans within it (the key streamed from host memory when it
+                                   does not fit); $CUZK_VRAM_BUDGET sets the same (this key wins)
     admission_timeout_s = 1800     seconds a work item waits for room in a budget before it fails
                                    (> 0, at most 10 years; curio's client gives up after 30 min)
     eviction_min_idle_s = 300      seconds a loaded circuit (parameters, tables) must sit idle before
@@ -158,6 +162,7 @@ class MemoryConfig:
     host_cap: int | None = None
     host_margin: int = 2 * GIB
     vram_fraction: float = 0.8
+    vram_budget: int | None = None  # bytes; None: no cap
     admission_timeout_s: float = 1800.0
     eviction_min_idle_s: float = 300.0
 
@@ -236,6 +241,7 @@ _TABLES: dict[str, tuple[type | None, dict[str, _Key]]] = {
         "host_cap": _Key(checks.size(allow_zero=False)),
         "host_margin": _MARGIN,
         "vram_fraction": _Key(checks.fraction, checks.float_text),
+        "vram_budget": _Key(checks.vram_cap),
         "admission_timeout_s": _Key(checks.seconds(allow_zero=False), checks.float_text),
         "eviction_min_idle_s": _Key(checks.seconds(allow_zero=True), checks.float_text),
         "total_budget": _Key(checks.total_budget, curio='sets memory.host_cap to a size and memory.host_margin to 0; '

@@ -14,7 +14,8 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from cuzk.errors import ConfigError, InputError
+from cuzk.backend import vram_context_bytes
+from cuzk.errors import ConfigError, InputError, format_size
 from cuzk.util.sizes import parse_bytes
 
 MAX_SECONDS = 10 * 365.25 * 86400  # any duration: at most 10 years
@@ -70,6 +71,23 @@ def size(allow_zero: bool) -> Parser:
             raise Bad(reason)
         return size
     return parse
+
+
+def vram_cap(value: Any, base: Path) -> int | None:
+    """memory.vram_budget: None for "" (no cap), else a size above the CUDA context's share
+    (cuzk.backend.vram_context_bytes: CuPy's pool gets the cap less it)."""
+    if value == "":
+        return None
+    floor = vram_context_bytes()
+    reason = (f'must be "" (no cap) or a size above {format_size(floor)} and below 2^64 (bytes, or a number '
+              'with K, M, G or T, e.g. "16GiB")')
+    try:
+        cap = size(allow_zero=False)(value, base)
+    except Bad:
+        raise Bad(reason) from None
+    if cap <= floor:
+        raise Bad(reason)
+    return cap
 
 
 def total_budget(value: Any, base: Path) -> int | None:

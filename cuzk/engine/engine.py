@@ -101,8 +101,10 @@ class Engine:
 
     def _make_devices(self, backend: str | Sequence[Backend]) -> list[Device]:
         """A device per backend (named cuda:<ordinal>, or <backend name>:<position> for a host backend),
-        gpus.gpu_workers_per_device workers each (its backend shared by them)."""
-        backends = device_backends(backend, self.config.gpus.devices, self.config.memory.vram_fraction) \
+        gpus.gpu_workers_per_device workers each (its backend shared by them); backends made here
+        take memory.vram_fraction and memory.vram_budget."""
+        memory = self.config.memory
+        backends = device_backends(backend, self.config.gpus.devices, memory.vram_fraction, memory.vram_budget) \
             if isinstance(backend, str) else list(backend)
         names = [f"{be.name}:{i if be.device is None else be.device}" for i, be in enumerate(backends)]
         if not backends or len(set(names)) < len(names) or len({id(be) for be in backends}) < len(backends):
@@ -580,7 +582,8 @@ class Engine:
         synthesis_workers and gpu_workers ({"configured", "busy"}); queue: unfinished jobs' items
         "loading" (their circuit still loading), "pending" (waiting for a slot and their RAM),
         "synthesis" (admitted, waiting for a process), "gpu" (waiting for a GPU worker); host
-        ({"total_bytes", "reserved_bytes"}); devices (`devices`, with the backend's memory_stats);
+        ({"total_bytes", "reserved_bytes"}); devices (`devices`, with the backend's memory_stats: on
+        CUDA its VRAM total, used, reserved, budget, cap and pool);
         resident and loading (circuit keys)."""
         configured = self.config.pipeline.max_parallel_synthesis
         with self._cond:

@@ -90,7 +90,9 @@ class _StateCollector:
     daemon's restarts (ProvingService.restarts)."""
 
     VRAM = {"vram_used_bytes": "VRAM in use on the device (every process)", "vram_total_bytes": "VRAM of the device",
-            "vram_reserved_bytes": "VRAM the backend's tables hold under its budget"}
+            "vram_reserved_bytes": "VRAM the backend's tables hold under its budget",
+            "vram_budget_bytes": "The VRAM budget the prover plans within", "vram_cap_bytes": "The VRAM cap, 0 without one",
+            "vram_pool_bytes": "Device memory in CuPy's pool", "vram_pool_peak_bytes": "High-water mark of CuPy's pool"}
 
     def __init__(self, service: ProvingService) -> None:
         self.service = service

@@ -16,8 +16,9 @@ backend (the GPUs found) and every --preload circuit's parameters are loaded.
 
 The configuration is the file --config names, else DEFAULT_CONFIG (curio's default) when it exists,
 else the defaults; under the CUZK_<TABLE>_<KEY> variables (cuzk.engine.config.resolve); under the
-command line: --listen, --status-listen, --log-level and --allow-setup set daemon.listen,
-daemon.status_listen, logging.level and srs.allow_setup. logging.level is the root logger's level.
+command line: --listen, --status-listen, --log-level, --allow-setup and --vram-budget set daemon.listen,
+daemon.status_listen, logging.level, srs.allow_setup and memory.vram_budget. logging.level is the root
+logger's level.
 """
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ class DaemonOptions:
     preload: tuple[str, ...] = ()  # circuit ids (cuzk.service.daemon.CIRCUITS) loaded before ready
     allow_setup: bool = False  # True: srs.allow_setup on, whatever the configuration says
     log_level: str | None = None
+    vram_budget: str | None = None  # a size: memory.vram_budget ("": no cap)
 
 
 class StartupError(Exception):
@@ -205,7 +207,8 @@ def _configuration(options: DaemonOptions) -> EngineConfig:
     flags = {"daemon.listen": ("--listen", options.listen),
              "daemon.status_listen": ("--status-listen", options.status_listen),
              "logging.level": ("--log-level", options.log_level),
-             "srs.allow_setup": ("--allow-setup", True if options.allow_setup else None)}
+             "srs.allow_setup": ("--allow-setup", True if options.allow_setup else None),
+             "memory.vram_budget": ("--vram-budget", options.vram_budget)}
     given = {dotted: flag for dotted, flag in flags.items() if flag[1] is not None}
     try:
         config, sources = resolve(path)

@@ -1,7 +1,8 @@
 """The daemon's HTTP port beside gRPC (`cuzk daemon --status-listen host:port`), GET only:
 
     /status   JSON: jobs per journal state, each live job's per-partition states, jobs still
-              starting, the engine's workers (configured / busy), queues and devices (VRAM on CUDA),
+              starting, the engine's workers (configured / busy), queues and devices (on CUDA VRAM
+              total, used, reserved, budget, cap, and CuPy's pool with its high-water mark),
               its host RAM budget (used / total), resident and loading circuits, each circuit id's
               official parameter file (present or not), the journal's damaged (quarantined) rows, the
               daemon's restarts and last exit, uptime

@@ -18,6 +18,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "cuzk.example.toml"
 DOTTED = [f"{table}.{key}" for table, (_, keys) in config_module._TABLES.items() for key in keys]
 FIELDS = [dotted for dotted in DOTTED if dotted not in CURIO_KEYS]
 SIZE = '(bytes, or a number with K, M, G or T, e.g. "2GiB")'
+VRAM_CAP = ('must be "" (no cap) or a size above 1.00 GiB and below 2^64 (bytes, or a number with K, M, G or T, '
+            'e.g. "16GiB")')
 
 
 def _load(tmp_path, text):
@@ -37,7 +39,7 @@ def _error(tmp_path, text):
 def test_defaults():
     config = EngineConfig.default()
     assert config == EngineConfig(GpuConfig((), 2, 0), PipelineConfig(2, 2, 10, True, 0, True),
-                                  MemoryConfig(None, 2 * GIB, 0.8, 1800.0, 300.0), SrsConfig(None, False),
+                                  MemoryConfig(None, 2 * GIB, 0.8, None, 1800.0, 300.0), SrsConfig(None, False),
                                   DaemonConfig("unix:///run/curio/cuzk.sock", ""), LoggingConfig("info"))
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.memory.host_cap = 1
@@ -91,6 +93,7 @@ enabled = false
 host_cap = 51539607552
 host_margin = "1.5G"
 vram_fraction = 1
+vram_budget = "24GiB"
 admission_timeout_s = 2.5
 eviction_min_idle_s = 0
 [srs]
@@ -103,9 +106,12 @@ status_listen = "127.0.0.1:9821"
 level = "WARN"
 """)
     assert config == EngineConfig(GpuConfig((1, 0), 3, 8), PipelineConfig(12, 4, 6, False, 5, False),
-                                  MemoryConfig(48 * GIB, 3 * GIB // 2, 1.0, 2.5, 0.0), SrsConfig(tmp_path / "params", True),
-                                  DaemonConfig("0.0.0.0:9820", "127.0.0.1:9821"), LoggingConfig("warn"))
+                                  MemoryConfig(48 * GIB, 3 * GIB // 2, 1.0, 24 * GIB, 2.5, 0.0),
+                                  SrsConfig(tmp_path / "params", True), DaemonConfig("0.0.0.0:9820", "127.0.0.1:9821"),
+                                  LoggingConfig("warn"))
     assert _load(tmp_path, '[memory]\nhost_margin = 0\n').memory.host_margin == 0
+    for cap, parsed in (('"16GiB"', 16 * GIB), ("17179869184", 16 * GIB), ('""', None), ('"1.5G"', 3 * GIB // 2)):
+        assert _load(tmp_path, f"[memory]\nvram_budget = {cap}\n").memory.vram_budget == parsed, cap
     assert _load(tmp_path, '[srs]\nparam_cache = "~/p"\n').srs.param_cache == Path.home() / "p"
     assert _load(tmp_path, '[daemon]\nlisten = "unix:///tmp/x.sock"\n').daemon.listen == "unix:///tmp/x.sock"
     assert _load(tmp_path, '[daemon]\nlisten = "[::1]:0"\n').daemon.listen == "[::1]:0"
@@ -133,6 +139,11 @@ level = "WARN"
     ("[memory]\nvram_fraction = 1.2\n", "memory.vram_fraction must be a number in (0, 1], got 1.2"),
     ("[memory]\nvram_fraction = 0\n", "memory.vram_fraction must be a number in (0, 1], got 0"),
     ('[memory]\nvram_fraction = "80%"\n', 'memory.vram_fraction must be a number in (0, 1], got "80%"'),
+    ('[memory]\nvram_budget = "lots"\n', f'memory.vram_budget {VRAM_CAP}, got "lots"'),
+    ("[memory]\nvram_budget = -1\n", f"memory.vram_budget {VRAM_CAP}, got -1"),
+    ("[memory]\nvram_budget = 0\n", f"memory.vram_budget {VRAM_CAP}, got 0"),
+    ('[memory]\nvram_budget = "1GiB"\n', f'memory.vram_budget {VRAM_CAP}, got "1GiB"'),  # all of it the context's
+    ("[memory]\nvram_budget = 1.5e10\n", f"memory.vram_budget {VRAM_CAP}, got 15000000000.0"),
     ("[memory]\nadmission_timeout_s = inf\n",
      "memory.admission_timeout_s must be a number of seconds > 0, at most 10 years (315576000), got inf"),
     ("[memory]\nadmission_timeout_s = -1\n",
@@ -170,7 +181,7 @@ TABLES = "[gpus], [pipeline], [memory], [srs], [daemon], [logging], [scheduler],
 @pytest.mark.parametrize("text, message", [
     ("[pipeline]\nmax_parallel_synthesys = 2\n",
      f"pipeline.max_parallel_synthesys is not a known key (the keys of [pipeline]: {KEYS_OF['pipeline']})"),
-    ('[daemon]\nlisen = "x"\n', f"daemon.lisen is not a known key (the keys of [daemon]: listen, status_listen)"),
+    ('[daemon]\nlisen = "x"\n', "daemon.lisen is not a known key (the keys of [daemon]: listen, status_listen)"),
     ('[scheduler]\nmax_batch = 2\n',
      "scheduler.max_batch is not a known key (the keys of [scheduler]: max_batch_size, max_batch_wait_ms, sort_by_type)"),
     ("[proofs]\nx = 1\n", f"proofs is not a known table (the tables are {TABLES})"),
@@ -213,12 +224,13 @@ def test_env_overrides_the_file_and_says_where_each_value_came_from(tmp_path):
     config, sources = resolve(path, {
         "CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS": "4", "CUZK_MEMORY_HOST_CAP": "48GiB", "CUZK_GPUS_DEVICES": "0, 1",
         "CUZK_GPUS_GPU_THREADS": "16", "CUZK_MEMORY_VRAM_FRACTION": "0.5", "CUZK_MEMORY_ADMISSION_TIMEOUT_S": "60",
+        "CUZK_MEMORY_VRAM_BUDGET": "17179869184",
         "CUZK_MEMORY_EVICTION_MIN_IDLE_S": "30", "CUZK_SRS_PARAM_CACHE": "p", "CUZK_SRS_ALLOW_SETUP": "1",
         "CUZK_PIPELINE_WITNESS_BATCH": "3", "CUZK_PIPELINE_GPU_WITNESS": "False", "CUZK_PIPELINE_ENABLED": "false",
         "CUZK_PIPELINE_SYNTHESIS_THREADS": "2", "CUZK_DAEMON_LISTEN": "unix:///tmp/c.sock",
         "CUZK_DAEMON_STATUS_LISTEN": "127.0.0.1:0", "CUZK_LOGGING_LEVEL": "debug"})
     assert config == EngineConfig(GpuConfig((0, 1), 2, 16), PipelineConfig(4, 5, 3, False, 2, False),
-                                  MemoryConfig(48 * GIB, GIB, 0.5, 60.0, 30.0), SrsConfig(Path.cwd() / "p", True),
+                                  MemoryConfig(48 * GIB, GIB, 0.5, 16 * GIB, 60.0, 30.0), SrsConfig(Path.cwd() / "p", True),
                                   DaemonConfig("unix:///tmp/c.sock", "127.0.0.1:0"), LoggingConfig("debug"))
     assert {d: s for d, s in sources.items() if s != "default"} == {
         "gpus.devices": "env CUZK_GPUS_DEVICES", "gpus.gpu_threads": "env CUZK_GPUS_GPU_THREADS",
@@ -228,7 +240,7 @@ def test_env_overrides_the_file_and_says_where_each_value_came_from(tmp_path):
         "pipeline.synthesis_threads": "env CUZK_PIPELINE_SYNTHESIS_THREADS",
         "pipeline.enabled": "env CUZK_PIPELINE_ENABLED",
         "memory.host_cap": "env CUZK_MEMORY_HOST_CAP", "memory.host_margin": str(path),
-        "memory.vram_fraction": "env CUZK_MEMORY_VRAM_FRACTION",
+        "memory.vram_fraction": "env CUZK_MEMORY_VRAM_FRACTION", "memory.vram_budget": "env CUZK_MEMORY_VRAM_BUDGET",
         "memory.admission_timeout_s": "env CUZK_MEMORY_ADMISSION_TIMEOUT_S",
         "memory.eviction_min_idle_s": "env CUZK_MEMORY_EVICTION_MIN_IDLE_S",
         "srs.param_cache": "env CUZK_SRS_PARAM_CACHE", "srs.allow_setup": "env CUZK_SRS_ALLOW_SETUP",
@@ -244,7 +256,7 @@ def test_every_key_has_its_variable():
         "CUZK_PIPELINE_MAX_PARALLEL_SYNTHESIS", "CUZK_PIPELINE_GPU_QUEUE_DEPTH", "CUZK_PIPELINE_WITNESS_BATCH",
         "CUZK_PIPELINE_GPU_WITNESS", "CUZK_PIPELINE_SYNTHESIS_THREADS", "CUZK_PIPELINE_ENABLED",
         "CUZK_MEMORY_HOST_CAP", "CUZK_MEMORY_HOST_MARGIN", "CUZK_MEMORY_VRAM_FRACTION",
-        "CUZK_MEMORY_ADMISSION_TIMEOUT_S", "CUZK_MEMORY_EVICTION_MIN_IDLE_S", "CUZK_SRS_PARAM_CACHE",
+        "CUZK_MEMORY_VRAM_BUDGET", "CUZK_MEMORY_ADMISSION_TIMEOUT_S", "CUZK_MEMORY_EVICTION_MIN_IDLE_S", "CUZK_SRS_PARAM_CACHE",
         "CUZK_SRS_ALLOW_SETUP", "CUZK_DAEMON_LISTEN", "CUZK_DAEMON_STATUS_LISTEN", "CUZK_LOGGING_LEVEL"]
     assert resolve(None, {"CUZK_GPUS_DEVICES": ""})[0].gpus.devices == ()
 
@@ -264,6 +276,7 @@ PIPELINE_VARS = ", ".join(env_name(f"pipeline.{key}") for key in config_module._
     ("CUZK_GPUS_GPU_THREADS", "5000", "must be an integer from 0 to 4096, got 5000"),
     ("CUZK_MEMORY_HOST_CAP", "lots", f'must be a size > 0 and below 2^64 {SIZE}, got "lots"'),
     ("CUZK_MEMORY_VRAM_FRACTION", "80%", 'must be a number in (0, 1], got "80%"'),
+    ("CUZK_MEMORY_VRAM_BUDGET", "lots", f'{VRAM_CAP}, got "lots"'),
     ("CUZK_MEMORY_ADMISSION_TIMEOUT_S", "inf", "must be a number of seconds > 0, at most 10 years (315576000), got inf"),
     ("CUZK_MEMORY_ADMISSION_TIMEOUT_S", "nan", "must be a number of seconds > 0, at most 10 years (315576000), got nan"),
     ("CUZK_SRS_PARAM_CACHE", " ",

@@ -170,19 +170,49 @@ def evicts(config: EngineConfig) -> bool:
             return False
 
 
-def fake_gpus(monkeypatch, count: int = 2, free: int = 1000):
-    """`count` CUDA devices as cuzk.backend sees them, on a machine without any: cupy's device count
-    and current device, and each device's free memory (`free` bytes), stand-ins; the backends are real
-    CudaBackend objects (they touch no GPU until they prove), made fresh for this test."""
-    from cuzk.backend.cuda import CudaBackend
+class FakeDevice(contextlib.nullcontext):
+    """cupy.cuda.Device as the backends use it: its ordinal, and a context that makes it current."""
 
+    def __init__(self, device: int = 0) -> None:
+        super().__init__()
+        self.id = device
+
+
+class FakePool:
+    """CuPy's default memory pool as a VRAM cap sets it: its limit alone (0: none)."""
+
+    def __init__(self) -> None:
+        self.limit = 0
+
+    def set_limit(self, size: int) -> None:
+        self.limit = size
+
+    def get_limit(self) -> int:
+        return self.limit
+
+
+def fake_gpus(monkeypatch, count: int = 2, free: int = 1000) -> FakePool:
+    """`count` CUDA devices as cuzk.backend sees them, on a machine without any: cupy's device count,
+    devices and memory pool, and each device's free memory (`free` bytes), stand-ins; the backends are
+    real CudaBackend objects (they touch no GPU until they prove), made fresh for this call, their
+    budgets resolved on the stand-ins (CuPy's allocator is left alone: memory.POOL_PEAK's hook needs
+    the real one). The pool, whose limit a VRAM cap sets."""
+    from cuzk.backend.cuda import CudaBackend
+    from cuzk.backend.cuda import backend as cuda_backend
+    from cuzk.backend.cuda.memory import POOL_PEAK
+
+    pool = FakePool()
     runtime = SimpleNamespace(getDeviceCount=lambda: count)
-    fake_cupy = SimpleNamespace(cuda=SimpleNamespace(runtime=runtime, Device=lambda *a: SimpleNamespace(id=0)))
+    fake_cupy = SimpleNamespace(cuda=SimpleNamespace(runtime=runtime, Device=FakeDevice),
+                                get_default_memory_pool=lambda: pool)
     monkeypatch.setattr(cuzk.backend.cuda, "cuda_available", lambda: True)
     monkeypatch.setattr(cuda_device, "cupy", lambda: fake_cupy)
+    monkeypatch.setattr(cuda_backend, "cupy", lambda: fake_cupy)
+    monkeypatch.setattr(POOL_PEAK, "install", lambda: None)
     monkeypatch.setattr(cuda_device, "free_bytes", lambda device: free)
     monkeypatch.setattr(cuzk.backend, "_cuda_backend_on", functools.cache(lambda d: CudaBackend(device=d)))
     monkeypatch.delenv("CUZK_VRAM_BUDGET", raising=False)
+    return pool
 
 
 def ignored_with_one_warning(dotted: str, tmp_path: Path, caplog) -> None:
@@ -468,6 +498,23 @@ def check_memory_vram_fraction(tmp_path, monkeypatch):
     assert caps[1.0] > caps[0.5]
 
 
+def check_memory_vram_budget(tmp_path, monkeypatch):
+    """memory.vram_budget caps each GPU: the engine hands it to its CUDA backends (device_backends,
+    use_vram_cap), whose budget is the cap less the CUDA context's 1 GiB and CuPy's pool limited to
+    that; it wins over memory.vram_fraction and $CUZK_VRAM_BUDGET. "" (the default) is no cap: the
+    fraction of the free memory, the pool unlimited."""
+    pool = fake_gpus(monkeypatch, count=1, free=1000)
+    monkeypatch.setenv("CUZK_VRAM_BUDGET", "8GiB")
+    with engine(load(tmp_path, {"memory.vram_budget": "16GiB", "memory.vram_fraction": 0.25}), backend="cuda") as e:
+        budget = e._devices[0].backend.budget
+    assert (budget.cap, budget.bytes, pool.limit) == (16 * GIB, 15 * GIB, 15 * GIB)
+    assert "memory.vram_budget" in budget.source
+    pool = fake_gpus(monkeypatch, count=1, free=1000)  # fresh backends, $CUZK_VRAM_BUDGET unset
+    with engine(load(tmp_path, {"memory.vram_budget": "", "memory.vram_fraction": 0.25}), backend="cuda") as e:
+        budget = e._devices[0].backend.budget
+    assert (budget.cap, budget.bytes, pool.limit) == (None, 250, 0)
+
+
 def check_memory_admission_timeout_s(tmp_path):
     """memory.admission_timeout_s: a reservation that finds no room fails after that long (here the
     engine's own, with the budget all taken)."""
@@ -563,6 +610,7 @@ BEHAVIOURS = {
     "memory.host_cap": check_memory_host_cap,
     "memory.host_margin": check_memory_host_margin,
     "memory.vram_fraction": check_memory_vram_fraction,
+    "memory.vram_budget": check_memory_vram_budget,
     "memory.admission_timeout_s": check_memory_admission_timeout_s,
     "memory.eviction_min_idle_s": check_memory_eviction_min_idle_s,
     "memory.total_budget": check_memory_total_budget,
@@ -606,3 +654,34 @@ def test_the_documented_line_loads(key, tmp_path):
 def test_the_key_has_its_behaviour(key, request):
     check = BEHAVIOURS[key]
     check(**{name: request.getfixturevalue(name) for name in inspect.signature(check).parameters})
+
+
+@pytest.mark.gpu
+def test_a_vram_budget_caps_a_real_gpu(monkeypatch):
+    """device_backends(vram_budget=...) on a GPU: the backend's budget is the cap less the CUDA
+    context's 1 GiB, CuPy's pool is limited to that (an allocation past it fails) and memory_stats
+    reports both (the pool's limit restored to none after)."""
+    import cupy
+
+    from cuzk.backend.cuda import CudaBackend
+
+    monkeypatch.setattr(cuzk.backend, "_cuda_backend_on", functools.cache(lambda d: CudaBackend(device=d)))
+    monkeypatch.delenv("CUZK_VRAM_BUDGET", raising=False)
+    pool = cupy.get_default_memory_pool()
+    try:
+        with cupy.cuda.Device(0):
+            pool.free_all_blocks()
+            be, = device_backends("cuda", (0,), vram_budget="4GiB")
+            assert (be.budget.cap, be.budget.bytes) == (4 * GIB, 3 * GIB)
+            assert pool.get_limit() == 3 * GIB
+            block = cupy.empty(GIB, dtype=cupy.uint8)
+            with pytest.raises(cupy.cuda.memory.OutOfMemoryError):
+                cupy.empty(2 * GIB + (512 << 20), dtype=cupy.uint8)
+            stats = be.memory_stats()
+            del block
+    finally:
+        with cupy.cuda.Device(0):
+            pool.free_all_blocks()
+            pool.set_limit(size=0)
+    assert (stats["vram_budget_bytes"], stats["vram_cap_bytes"]) == (3 * GIB, 4 * GIB)
+    assert GIB <= stats["vram_pool_bytes"] <= stats["vram_pool_peak_bytes"] <= 3 * GIB

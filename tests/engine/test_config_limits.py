@@ -23,7 +23,8 @@ INTEGERS = {
     "synthesis.threads": (0, 4096), "synthesis.partition_workers": (0, 4096),
 }
 SIZES = {"memory.host_cap": 1, "memory.host_margin": 0, "memory.total_budget": 1, "memory.safety_margin": 0,
-         "memory.pinned_budget": 0, "memory.working_memory_budget": 0}  # key -> its lowest size
+         "memory.pinned_budget": 0, "memory.working_memory_budget": 0,
+         "memory.vram_budget": (1 << 30) + 1}  # key -> its lowest size (a VRAM cap: above the context's 1 GiB)
 SECONDS = {"memory.admission_timeout_s": False, "memory.eviction_min_idle_s": True}  # key -> whether 0 is taken
 HUGE = ["1" + "0" * 400, "-" + "9" * 4000, "1e400", "-1e400", "inf", "-inf", "nan", "18446744073709551616",
         '"' + "9" * 4000 + 'T"', '"1e400"', '"18446744073709551616"', '"16777216T"', "[" * 4 + "]" * 4, '"\\u0000"']

@@ -1,7 +1,7 @@
 """`cuzk daemon`'s configuration: curio's command line (-c/--config with its default file, -l/--listen,
---status-listen, --log-level, --allow-setup, --state-dir's default), the flags folded into the
-EngineConfig the engine gets, and any bad configuration (file, variable or flag) exiting EXIT_CONFIG
-with one line naming the key before anything is bound."""
+--status-listen, --log-level, --allow-setup, --state-dir's default) and cuzk's --vram-budget, the
+flags folded into the EngineConfig the engine gets, and any bad configuration (file, variable or
+flag) exiting EXIT_CONFIG with one line naming the key before anything is bound."""
 from __future__ import annotations
 
 import logging
@@ -36,7 +36,7 @@ def root_level():
 
 @pytest.fixture
 def clean_env(monkeypatch):
-    for var in [v for v in os.environ if v.startswith(("CUZK_DAEMON_", "CUZK_LOGGING_", "CUZK_SRS_"))]:
+    for var in [v for v in os.environ if v.startswith(("CUZK_DAEMON_", "CUZK_LOGGING_", "CUZK_SRS_", "CUZK_MEMORY_"))]:
         monkeypatch.delenv(var)
     return monkeypatch
 
@@ -49,6 +49,8 @@ def test_curios_command_line_parses():
                                       "0.0.0.0:9821", "--log-level", "debug", "--allow-setup", "--state-dir", "s"])
     assert (args.config, args.listen, args.status_listen, args.log_level, args.allow_setup, args.state_dir) == (
         "c.toml", "0.0.0.0:9820", "0.0.0.0:9821", "debug", True, "s")
+    assert build_parser().parse_args(["daemon"]).vram_budget is None
+    assert build_parser().parse_args(["daemon", "--vram-budget", "24GiB"]).vram_budget == "24GiB"
     assert DaemonOptions().state_dir == Path("/var/lib/cuzk") == run_module.DEFAULT_STATE_DIR
 
 
@@ -93,6 +95,21 @@ def test_the_flags_are_folded_into_the_engine_config(tmp_path, clean_env, monkey
                                "overridden by --status-listen"]
 
 
+def test_vram_budget_overrides_memory_vram_budget(tmp_path, clean_env, monkeypatch, root_level, caplog):
+    """--vram-budget sets memory.vram_budget over the file and $CUZK_MEMORY_VRAM_BUDGET; "" lifts the cap."""
+    monkeypatch.setattr(run_module, "DEFAULT_CONFIG", tmp_path / "absent.toml")
+    path = tmp_path / "cuzk.toml"
+    path.write_text('[memory]\nvram_budget = "8GiB"\n')
+    assert run_module._configuration(DaemonOptions(config=str(path))).memory.vram_budget == 8 << 30
+    clean_env.setenv("CUZK_MEMORY_VRAM_BUDGET", "12GiB")
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="cuzk.daemon"):
+        config = run_module._configuration(DaemonOptions(config=str(path), vram_budget="24GiB"))
+    assert config.memory.vram_budget == 24 << 30
+    assert caplog.messages == [f"configuration: {path}; overridden by CUZK_MEMORY_VRAM_BUDGET, --vram-budget"]
+    assert run_module._configuration(DaemonOptions(config=str(path), vram_budget="")).memory.vram_budget is None
+
+
 @pytest.mark.parametrize("options, message", [
     (DaemonOptions(listen="nowhere"), 'command line: --listen must be unix:///PATH or HOST:PORT (port 0-65535), '
                                       'got "nowhere"'),
@@ -101,6 +118,8 @@ def test_the_flags_are_folded_into_the_engine_config(tmp_path, clean_env, monkey
     (DaemonOptions(log_level="loud"), 'command line: --log-level must be one of trace, debug, info, warn, warning, '
                                       'error, got "loud"'),
     (DaemonOptions(config="a\0b"), '"a\\u0000b": is not a path (it contains a NUL byte)'),
+    (DaemonOptions(vram_budget="lots"), 'command line: --vram-budget must be "" (no cap) or a size above 1.00 GiB and '
+                                        'below 2^64 (bytes, or a number with K, M, G or T, e.g. "16GiB"), got "lots"'),
 ])
 def test_a_bad_flag_is_a_configuration_error(clean_env, root_level, options, message):
     with pytest.raises(StartupError) as info:
@@ -144,10 +163,11 @@ def test_a_bad_configuration_exits_2_naming_the_key(tmp_path, text, named):
     (["--listen", "nowhere"], {}, "command line: --listen must be"),
     (["--log-level", "loud"], {}, "command line: --log-level must be one of"),
     (["--status-listen", "9821"], {}, "command line: --status-listen must be"),
+    (["--vram-budget", "0"], {}, "command line: --vram-budget must be"),
     (["-c", "/nonexistent/cuzk.toml"], {}, "/nonexistent/cuzk.toml: cannot be read (No such file or directory)"),
     ([], {"CUZK_DAEMON_LISTEN": "nowhere"}, "environment: CUZK_DAEMON_LISTEN must be"),
     ([], {"CUZK_SCHEDULER_MAX_BATCH_SIZE": "-1"}, "environment: CUZK_SCHEDULER_MAX_BATCH_SIZE must be"),
-], ids=["listen", "log-level", "status-listen", "missing-file", "env-listen", "env-scheduler"])
+], ids=["listen", "log-level", "status-listen", "vram-budget", "missing-file", "env-listen", "env-scheduler"])
 def test_a_bad_flag_or_variable_exits_2_naming_it(tmp_path, args, env, named):
     proc = _daemon(tmp_path, *args, env=env)
     assert proc.wait(120) == EXIT_CONFIG
