@@ -40,16 +40,16 @@ def _cuda_backend() -> Backend:
 
 def is_device_error(error: BaseException) -> bool:
     """Whether `error` means its device failed: cuzk's DeviceError, or CuPy's CUDA runtime or driver
-    error or out-of-memory (when CuPy is loaded). Anything else (a bug, a bad input, a budget refusal)
-    is the work's own."""
+    error (when CuPy is loaded). Anything else (a bug, a bad input, a budget refusal, CuPy's
+    out-of-memory: under a VRAM cap that is the work outgrowing its plan, not a failed device) is the
+    work's own."""
     if isinstance(error, DeviceError):
         return True
     cp = sys.modules.get("cupy")
     if cp is None:
         return False
     cuda = cp.cuda
-    return isinstance(error, (cuda.runtime.CUDARuntimeError, cuda.driver.CUDADriverError,
-                              cuda.memory.OutOfMemoryError))
+    return isinstance(error, (cuda.runtime.CUDARuntimeError, cuda.driver.CUDADriverError))
 
 
 def device_backends(name: str = "auto", devices: Sequence[int] = (), vram_fraction: float | None = None,

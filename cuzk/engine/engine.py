@@ -40,7 +40,7 @@ from cuzk.engine.processes import (measured, numba_threads, process_sizes, rss, 
 from cuzk.engine.residency import Resident, Residency, write_calibration
 from cuzk.errors import CuzkError, InputError, SynthesisError
 from cuzk.ff.fields import Fr
-from cuzk.groth16 import AnyCircuit, CompiledCircuit, Proof
+from cuzk.groth16 import CompiledCircuit, Proof
 from cuzk.groth16.keys import PARAMS_VECTORS
 from cuzk.groth16.partition import prove_partition, verify_partition
 from cuzk.porep import program_witness
@@ -130,7 +130,7 @@ class Engine:
             if not serves(dev, res):
                 continue
             with dev.backend.device_scope():
-                self._reserve_for(dev, res.circuit)
+                self._reserve_for(dev, res)
                 dev.backend.keep(list(vectors.values()), g2, getattr(res.circuit, "pce", None), program)
                 if dev.backend.device is not None if rehearse is None else rehearse:
                     self._rehearse(dev, res)
@@ -439,12 +439,20 @@ class Engine:
             return []
         free = dev.backend.free_bytes()  # a device query: outside the lock
         cap = batch_cap(self.config, head.res.circuit, free)
+        plan = dev.plans.get(head.res.key)
+        cap = min(cap, plan.witness_batch) if plan is not None else cap
         with self._cond:
             return batch(self._gpu_queue, head, min(cap, share(self._devices, dev, head, self._gpu_queue)) - 1)
 
-    def _reserve_for(self, dev: Device, circuit: AnyCircuit) -> None:
-        """On a device, keep what its workers' items of `circuit` use beside the MSM tables (work_bytes,
-        and one MSM's working memory) free of new tables (nothing on a host backend)."""
+    def _reserve_for(self, dev: Device, res: Resident) -> None:
+        """On a device, first (once per circuit) its VRAM plan for res's circuit under a cap
+        (Backend.plan_vram: which key vectors keep tables, which stream; VramBudgetError naming the
+        least cap when none fits), then keep what its workers' items use beside the MSM tables
+        (work_bytes, and one MSM's working memory) free of new tables (nothing on a host backend)."""
+        circuit = res.circuit
+        if res.key not in dev.plans:
+            vectors = {name: getattr(res.params.params, name) for name in PARAMS_VECTORS}
+            dev.plans[res.key] = dev.backend.plan_vram(circuit, vectors, self.config.pipeline.witness_batch)
         dev.backend.reserve_beside_tables(work_bytes(self.config, circuit),
                                           msm_points=max(circuit.domain_size, circuit.num_aux))
 
@@ -462,7 +470,7 @@ class Engine:
             try:
                 with dev.backend.device_scope():
                     if not head.job.done:
-                        self._reserve_for(dev, head.res.circuit)
+                        self._reserve_for(dev, head.res)
                     batch += self._batchmates(head, dev)
                     self._run(batch, dev, back)
             except BaseException as e:  # noqa: BLE001 - outside any one item's proof: the batch's jobs carry it

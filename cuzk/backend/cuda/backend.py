@@ -237,7 +237,7 @@ class CudaBackend:
         """The program on this device, uploaded at its first use beside the circuit's resident arrays."""
         def upload() -> witness_cuda.DeviceWitnessProgram:
             t = time.perf_counter()
-            dev = witness_cuda.upload_program(pce, program, pce_cuda.resident(pce, self._reserve, self.residency))
+            dev = witness_cuda.upload_program(pce, program, pce_cuda.resident(pce, self._reserve, self.residency, 0))
             log.info("cuda: witness program of %d steps uploaded in %.2f s", len(program.steps), time.perf_counter() - t)
             return dev
 
@@ -388,7 +388,8 @@ class CudaBackend:
             return None
         pce, program = getattr(circuit, "pce", None), getattr(circuit, "program", None)
         held = (pce_cuda.resident_bytes(pce) if pce is not None else 0) + \
-            (witness_cuda.program_bytes(program) if program is not None else 0)
+            (witness_cuda.program_bytes(program) if program is not None else 0) + \
+            2 * circuit.num_aux + circuit.num_inputs  # the density masks the prover keeps here (kept_copy)
         shape = vram_plan.ProverShape(circuit.domain_size, circuit.num_columns,
                                       {name: int(v.shape[0]) for name, v in vectors.items()}, held, self.info.sm_count)
         plan = vram_plan.plan_prover(shape, budget.cap, source=budget.source, witness_batch=witness_batch)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.backend.cuda.device import cupy
-from cuzk.errors import VramBudgetError
+from cuzk.errors import InputError, VramBudgetError
 from cuzk.util.sizes import parse_bytes
 
 ENV = "CUZK_VRAM_BUDGET"
@@ -55,7 +55,9 @@ def pool_limit(cap: int) -> int:
 
 
 def capped(cap: int, source: str) -> VramBudget:
-    """The budget of a cap: its pool limit."""
+    """The budget of a cap: its pool limit. InputError for a cap that leaves the pool nothing."""
+    if cap <= CONTEXT_BYTES:
+        raise InputError(f"a VRAM cap ({source}) must be above the {CONTEXT_BYTES >> 30} GiB the CUDA context takes")
     return VramBudget(pool_limit(cap), source, cap)
 
 
