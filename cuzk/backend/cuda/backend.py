@@ -34,6 +34,7 @@ log = logging.getLogger("cuzk.cuda")
 
 
 DEFAULT_CHUNK = 1 << 22  # points per streamed chunk without a plan
+CAPPED_TWIDDLE_TABLE = 64 << 20  # under a VRAM cap, larger NTT passes compute their twiddles
 
 
 class _ByArray:
@@ -118,6 +119,7 @@ class CudaBackend:
             if self._vram_budget is None:  # a budget of its own (tests, benches) leaves the pool as it is
                 POOL_PEAK.install()
             if budget.cap is not None:
+                ntt_cuda.limit_twiddle_tables(CAPPED_TWIDDLE_TABLE)
                 with self._on_device():
                     cupy().get_default_memory_pool().set_limit(size=budget.bytes)
                 log.info("cuda:%d: VRAM capped at %s (%s): CuPy's pool limited to %s", self.device,
@@ -389,7 +391,8 @@ class CudaBackend:
         pce, program = getattr(circuit, "pce", None), getattr(circuit, "program", None)
         held = (pce_cuda.resident_bytes(pce) if pce is not None else 0) + \
             (witness_cuda.program_bytes(program) if program is not None else 0) + \
-            2 * circuit.num_aux + circuit.num_inputs  # the density masks the prover keeps here (kept_copy)
+            2 * circuit.num_aux + circuit.num_inputs + \
+            ntt_cuda.table_bytes(circuit.domain_size.bit_length() - 1)  # the density masks (kept_copy), NTT tables
         shape = vram_plan.ProverShape(circuit.domain_size, circuit.num_columns,
                                       {name: int(v.shape[0]) for name, v in vectors.items()}, held, self.info.sm_count)
         plan = vram_plan.plan_prover(shape, budget.cap, source=budget.source, witness_batch=witness_batch)

@@ -32,7 +32,29 @@ _MAX_DIGIT = 8  # log2 of the largest transform one block does in shared memory
 _MAX_LOG_G = 3  # up to 8 neighbouring transforms per block (256-byte runs in memory)
 _MAX_THREADS = 256
 _SCALE_NONE, _SCALE_CONST, _SCALE_TABLE = 0, 1, 2
-_F_FIRST, _F_LAST, _F_NEGATE = 1, 2, 4
+_F_FIRST, _F_LAST, _F_NEGATE, _F_TW_ROOTS = 1, 2, 4, 8
+_twiddle_table_max: int | None = None  # bytes of the largest pass table kept (None: every one)
+
+
+def limit_twiddle_tables(nbytes: int | None) -> None:
+    """Keep no pass twiddle table above `nbytes` (None: no limit): a larger pass computes its
+    twiddles from the root tables (one more product per element) instead of reading a table (a
+    2^27 transform's first pass would keep one of 2^27 elements, 4 GiB). A VRAM cap sets it."""
+    global _twiddle_table_max
+    _twiddle_table_max = nbytes
+    with _tables_lock:  # tables above the limit made before it go
+        for key in [k for k, t in _tables.items() if k[1] == "tw" and nbytes is not None and t.nbytes > nbytes]:
+            del _tables[key]
+
+
+def table_bytes(log_n: int) -> int:
+    """Device bytes the transforms of size 2^log_n keep (root, scale and pass tables) under the
+    current limit_twiddle_tables."""
+    h = _split(log_n)
+    roots = 32 * ((1 << (log_n - h)) + (1 << h))
+    passes = [32 * (1 << (p.log_r + p.log_st)) for p in plan(log_n)[:-1]]
+    kept = sum(b for b in passes if _twiddle_table_max is None or b <= _twiddle_table_max)
+    return 3 * roots + kept + 32 * sum(1 << max(0, p.log_r - 1) for p in plan(log_n))
 
 
 @dataclass(frozen=True)
@@ -166,17 +188,21 @@ def _run(a, kind: str, shift: int | None, check: bool, in_place: bool = False):
         src = a if p.first else tmp
         dst = out if p.last else tmp
         wloc = _twiddles(log_n, max(1, 1 << (p.log_r - 1)), -1, 1 << (log_n - p.log_r))
-        tw = wloc if p.last else _twiddles(log_n, 1 << (p.log_r + p.log_st), p.log_st,
-                                           1 << (log_n - p.log_r - p.log_st))
+        count, mul = 1 << (p.log_r + p.log_st), 1 << (log_n - p.log_r - p.log_st)
+        roots = not p.last and _twiddle_table_max is not None and 32 * count > _twiddle_table_max
+        tw, tw_lo = (wloc, wloc) if p.last else _root_tables(log_n) if roots else \
+            (_twiddles(log_n, count, p.log_st, mul), wloc)
         blocks, threads, smem = p.launch(log_n)
         if kern.max_dynamic_shared_size_bytes < smem:
             kern.max_dynamic_shared_size_bytes = smem
-        flags = (_F_FIRST if p.first else 0) | (_F_LAST if p.last else 0) | (negate if p.first else 0)
+        flags = (_F_FIRST if p.first else 0) | (_F_LAST if p.last else 0) | (negate if p.first else 0) \
+            | (_F_TW_ROOTS if roots else 0)
         kern((blocks,), (threads,), (
             src, dst, tw, wloc, *(t if t is not None else wloc for t in (*pre[1:], *post[1:])), flag,
             np.int32(log_n), np.int32(p.log_r), np.int32(p.log_g), np.int32(p.log_st), np.int32(flags),
             np.int32(pre[0] if p.first else _SCALE_NONE), np.int32(post[0] if p.last else _SCALE_NONE),
-            np.int32(_split(log_n)), np.int32(len(passes) - 1), *map(np.int32, digits[:3])),
+            np.int32(_split(log_n)), np.int32(len(passes) - 1), *map(np.int32, digits[:3]), tw_lo,
+            np.uint64(mul if roots else 0)),
             shared_mem=smem)
     if check and int(flag.get()[0]):
         raise NonCanonicalError("NTT input has Fr elements whose limbs are not below the modulus r")

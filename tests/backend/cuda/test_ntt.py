@@ -23,6 +23,22 @@ def test_matches_cpu(log_n, rng):
         np.testing.assert_array_equal(getattr(ntt_cuda, kind)(a), getattr(ntt_cpu, kind)(a), err_msg=kind)
 
 
+@pytest.mark.parametrize("limit", [0, 1 << 16])
+@pytest.mark.parametrize("log_n", [9, 17, 20])
+def test_twiddles_from_the_root_tables_match_cpu(log_n, limit, rng):
+    """Passes whose table is over the limit (every one at 0) compute their twiddles from the root
+    tables; tables made before the limit and above it are dropped."""
+    a = rand(1 << log_n, rng)
+    ntt_cuda.ntt(a)  # its tables made without a limit
+    try:
+        ntt_cuda.limit_twiddle_tables(limit)
+        assert all(t.nbytes <= limit for k, t in ntt_cuda._tables.items() if k[1] == "tw")
+        for kind in KINDS:
+            np.testing.assert_array_equal(getattr(ntt_cuda, kind)(a), getattr(ntt_cpu, kind)(a), err_msg=kind)
+    finally:
+        ntt_cuda.limit_twiddle_tables(None)
+
+
 def test_cupy_in_cupy_out_and_round_trips(rng):
     import cupy as cp
 

@@ -17,6 +17,7 @@
 #define F_FIRST 1
 #define F_LAST 2
 #define F_NEGATE 4
+#define F_TW_ROOTS 8  // twiddles w^((k J tw_mul) mod n) from the root tables tw (hi) and tw_lo, not a table
 
 __device__ __forceinline__ fr_t ld_elem(const uint4* p, u64 i) {
   const uint4 lo = p[2 * i], hi = p[2 * i + 1];
@@ -61,7 +62,8 @@ extern "C" __global__ void __launch_bounds__(256) ntt_pass(
     const uint4* src, uint4* dst, const uint4* __restrict__ tw, const uint4* __restrict__ wloc,
     const uint4* __restrict__ pre_hi, const uint4* __restrict__ pre_lo, const uint4* __restrict__ post_hi,
     const uint4* __restrict__ post_lo, u32* flag, int log_n, int log_r, int log_g, int log_st, int flags,
-    int pre, int post, int split, int nd, int dig0, int dig1, int dig2) {
+    int pre, int post, int split, int nd, int dig0, int dig1, int dig2, const uint4* __restrict__ tw_lo,
+    u64 tw_mul) {
   extern __shared__ uint4 sm[];
   const int R = 1 << log_r, G = 1 << log_g, T = R << log_g;
   uint4* slo = sm;
@@ -147,7 +149,14 @@ extern "C" __global__ void __launch_bounds__(256) ntt_pass(
     fr_t x = ld_sm(slo, shi, q);
     if (!last) {
       const u64 J = jbase + g;
-      if (k != 0 && J != 0) x = fr_mul(x, ldg_elem(tw, ((u64)k << log_st) + J));
+      if (k != 0 && J != 0) {
+        if (flags & F_TW_ROOTS) {
+          const u64 e = ((u64)k * J * tw_mul) & (n - 1);
+          x = fr_mul(x, fr_mul(ldg_elem(tw, e >> split), ldg_elem(tw_lo, e & ((1ull << split) - 1))));
+        } else {
+          x = fr_mul(x, ldg_elem(tw, ((u64)k << log_st) + J));
+        }
+      }
       st_elem(dst, base + ((u64)k << log_st) + g, x);
     } else {
       const u64 o = o_base + g + ((u64)k << (log_n - log_r));
