@@ -94,11 +94,17 @@ def device_free_bytes() -> int:
 
 
 def release_device_memory() -> None:
-    """Give CuPy's cached blocks back to the driver (after the setup, before a capped engine)."""
+    """Give CuPy's cached blocks back to the driver (after the setup, before a capped engine): the
+    setup's generator tables and the NTT tables go first, so that no small array kept inside a large
+    block of the pool pins it."""
     import gc
 
     import cupy
 
+    from cuzk.backend.cuda import ntt, setup
+
+    setup.drop_generator_tables()
+    ntt.drop_tables()
     gc.collect()
     cupy.get_default_memory_pool().free_all_blocks()
 

@@ -47,6 +47,12 @@ def limit_twiddle_tables(nbytes: int | None) -> None:
             del _tables[key]
 
 
+def drop_tables() -> None:
+    """Forget every kept table (made again at their next use)."""
+    with _tables_lock:
+        _tables.clear()
+
+
 def table_bytes(log_n: int) -> int:
     """Device bytes the transforms of size 2^log_n keep (root, scale and pass tables) under the
     current limit_twiddle_tables."""

@@ -146,6 +146,13 @@ def generator_table(group: str, c: int | None = None) -> FixedBaseTable:
         return _tables[key]
 
 
+def drop_generator_tables() -> None:
+    """Forget the kept generator tables (made again at the next setup): a setup done, the process's
+    device memory goes back to proving."""
+    with _tables_lock:
+        _tables.clear()
+
+
 def _resident_threads(kernel, threads: int) -> int:
     """Threads of `kernel` (a CuPy RawKernel) the current device holds at once, from its register count
     (allocated per thread in multiples of 8 of the SM's 64 Ki); 2^16 when the count cannot be read."""
