@@ -288,7 +288,8 @@ class CudaBackend:
 
     def to_coset(self, values):
         with self._on_device():
-            return ntt_cuda.to_coset(self._stager.to_device(values))
+            self._release_free_blocks()  # the evaluation the padded values came from
+            return ntt_cuda.to_coset(self._stager.to_device(values), self._release_free_blocks)
 
     def mul_assign(self, a, b):
         with self._on_device():
@@ -298,7 +299,15 @@ class CudaBackend:
 
     def quotient_coefficients(self, ab, c):
         with self._on_device():
-            return ntt_cuda.quotient_coefficients(self._parts(ab), c)
+            h = ntt_cuda.quotient_coefficients(self._parts(ab), c)
+            self._release_free_blocks()
+            return h
+
+    def _release_free_blocks(self) -> None:
+        """Under a cap, CuPy's unused blocks back to the driver now, after a domain vector was freed:
+        else a small allocation carved out of its block would pin all of it against the pool's limit."""
+        if self.budget.cap is not None:
+            cupy().get_default_memory_pool().free_all_blocks()
 
     def _parts(self, values):
         """Stager.parts of `values`; an offloaded (host) vector's bytes counted in stream_stats."""
@@ -479,8 +488,11 @@ class CudaBackend:
             sets = [self._stager.to_device(s) for s in scalar_sets]
             if any(s.dtype != cp.uint64 for s in sets):
                 raise MsmInputError("streamed MSMs take (n, 4) uint64 Montgomery scalars")
-            return stream.msm_streamed(bases, sets, group, sparse=sparse, chunk=self.stream_chunk,
-                                       items=self._items(), pinned=self._pinned, stats=self.stream_stats)
+            del scalar_sets
+            out = stream.msm_streamed(bases, sets, group, sparse=sparse, chunk=self.stream_chunk,
+                                      items=self._items(), pinned=self._pinned, stats=self.stream_stats)
+            self._release_free_blocks()
+            return out
 
     def msm_device(self, prepared: PreparedBases, scalars, sparse: bool = False):
         """MSM with scalars on the GPU (or host); returns the affine result as a cupy u32 array."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -264,12 +264,16 @@ def coset_intt(a, shift: int | None = None, check: bool = True):
     return _transform(a, "coset_intt", shift, check)
 
 
-def to_coset(x):
+def to_coset(x, between: Callable[[], None] = lambda: None):
     """x (a device (n, 4) array) replaced in place by coset_ntt(intt(x)): the values on the coset
-    g<w> of the polynomial that x interpolates on <w>. NonCanonicalError for limbs >= r."""
+    g<w> of the polynomial that x interpolates on <w>; between() runs after each transform (its
+    scratch freed). NonCanonicalError for limbs >= r."""
     x = _on_device(x)
     _run(x, "intt", None, True, in_place=True)
-    return _run(x, "coset_ntt", None, False, in_place=True)
+    between()
+    _run(x, "coset_ntt", None, False, in_place=True)
+    between()
+    return x
 
 
 def mul_assign(a, b):
