@@ -63,8 +63,8 @@ class VramBudgetError(BudgetError):
         self.what, self.needed, self.allowed, self.source, self.held = what, needed, allowed, source, held
         of_which = f", of which prepared bases hold {format_size(held)}" if held else ""
         super().__init__(f"{what} needs {format_size(needed)} of GPU memory, but the VRAM budget is "
-                         f"{format_size(allowed)}{of_which} (budget from {source}); set a larger "
-                         "CUZK_VRAM_BUDGET or use a GPU with more memory")
+                         f"{format_size(allowed)}{of_which} (budget from {source}); raise the cap "
+                         "(memory.vram_budget or CUZK_VRAM_BUDGET) or use a GPU with more memory")
 
 
 class ConfigError(CuzkError, ValueError):
