@@ -1,0 +1,1 @@
+"""Filecoin fallback PoSt (WinningPoSt, WindowPoSt): registered proofs, challenges, vanilla proofs."""
