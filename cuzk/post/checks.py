@@ -1,0 +1,115 @@
+"""Checks of fallback PoSt vanilla proofs, WinningPoSt unrolling, partition padding and public inputs.
+
+As rust-fil-proofs `storage-proofs-post/src/fallback/vanilla.rs` `verify_all_partitions` (run by
+filecoin-proofs before proving, `api/post_util.rs:209-212, 334-337`): per sector comm_r =
+Poseidon-2(comm_c, comm_r_last); per challenge the inclusion path hashes (Poseidon of each level's
+arity) from the leaf to its root, root == comm_r_last, and the proven leaf index equals the derived
+challenge. Padding (`post_util.rs:274-276, 316-318`, `compound.rs:103-108`) repeats the last sector.
+Public inputs (`compound.rs:42-110`, ../shared/POST_SNAP.md §A4): per sector comm_r, then one leaf
+index per challenge.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from cuzk.errors import NonCanonicalError
+from cuzk.porep.trees import compute_roots, poseidon2_bytes
+from cuzk.post.challenges import challenge_index, check_bytes32, leaf_challenge, sector_challenges
+from cuzk.post.errors import PoStInputError, PoStVanillaProofError
+from cuzk.post.registry import PoStKind, RegisteredPoStProof, get_post_proof
+from cuzk.post.vanilla import FallbackPoStSectorProof, SectorProof
+
+T = TypeVar("T")
+
+
+def verify_sector(proof: RegisteredPoStProof | int | str, randomness: bytes, sp: FallbackPoStSectorProof,
+                  sector_index: int, sector: int | None = None) -> None:
+    """Check one sector's vanilla proof, `sector_index` being its position over all partitions (for
+    the V1_0 challenge index) and `sector` the position named in errors (PoStVanillaProofError)."""
+    p = get_post_proof(proof)
+    if len(sp.sectors) != 1:
+        raise PoStVanillaProofError(sector, None, "sectors", f"{len(sp.sectors)} sector proofs, expected 1")
+    s = sp.sector_proof
+    try:
+        if poseidon2_bytes(s.comm_c, s.comm_r_last) != sp.comm_r:
+            raise PoStVanillaProofError(sector, None, "comm_r", "is not Poseidon-2(comm_c, comm_r_last)")
+    except NonCanonicalError:
+        raise PoStVanillaProofError(sector, None, "comm_c / comm_r_last", "not a canonical Fr") from None
+    challenges = sector_challenges(p, randomness, sp.sector_id, sector_index)
+    if len(s.inclusion_proofs) != len(challenges):
+        raise PoStVanillaProofError(sector, None, "inclusion_proofs",
+                                    f"{len(s.inclusion_proofs)} proofs, expected {len(challenges)}")
+    paths = []
+    for n, m in enumerate(s.inclusion_proofs):
+        if m.root != s.comm_r_last:
+            raise PoStVanillaProofError(sector, n, "root", "is not comm_r_last")
+        if m.leaf_index() != challenges[n]:
+            raise PoStVanillaProofError(sector, n, "leaf index",
+                                        f"proves leaf {m.leaf_index()}, challenged {challenges[n]}")
+        paths.append(m.merkle_path(p.leaves, p.tree_shape))
+    try:
+        roots = compute_roots(paths)
+    except NonCanonicalError:
+        raise PoStVanillaProofError(sector, None, "inclusion path", "a leaf or hash is not a canonical Fr") from None
+    for n, (root, path) in enumerate(zip(roots, paths)):
+        if root != path.root:
+            raise PoStVanillaProofError(sector, n, "inclusion path", "does not hash to comm_r_last")
+
+
+def verify_window_partition(proof: RegisteredPoStProof | int | str, randomness: bytes,
+                            sectors: Sequence[FallbackPoStSectorProof], partition_index: int = 0) -> None:
+    """Check a WindowPoSt partition's vanilla proofs (curio: that partition's sectors, sorted)."""
+    p = get_post_proof(proof)
+    if p.kind is not PoStKind.WINDOW:
+        raise PoStInputError("registered_proof", f"{p.name} is not a WindowPoSt proof")
+    if not 1 <= len(sectors) <= p.sector_count:
+        raise PoStInputError("vanilla_proofs", f"{len(sectors)} sectors, expected 1 to {p.sector_count}")
+    for i, sp in enumerate(sectors):
+        verify_sector(p, randomness, sp, partition_index * p.sector_count + i, i)
+
+
+def verify_winning(proof: RegisteredPoStProof | int | str, randomness: bytes,
+                   sectors: Sequence[FallbackPoStSectorProof]) -> None:
+    """Check a WinningPoSt request's vanilla proof: exactly one sector, 66 challenges."""
+    p = get_post_proof(proof)
+    if p.kind is not PoStKind.WINNING:
+        raise PoStInputError("registered_proof", f"{p.name} is not a WinningPoSt proof")
+    if len(sectors) != 1:
+        raise PoStInputError("vanilla_proofs", f"{len(sectors)} sectors, WinningPoSt proves exactly 1")
+    verify_sector(p, randomness, sectors[0], 0, 0)
+
+
+def unroll_winning(sp: FallbackPoStSectorProof) -> list[SectorProof]:
+    """WinningPoSt's 1 sector x 66 proofs as the circuit's 66 sectors of 1 proof each (comm_c and
+    comm_r_last copied; rust-fil-proofs `post_util.rs:296-330`)."""
+    s = sp.sector_proof
+    return [SectorProof((m,), s.comm_c, s.comm_r_last) for m in s.inclusion_proofs]
+
+
+def pad_partition(items: Sequence[T], sector_count: int) -> list[T]:
+    """`items` padded to `sector_count` by repeating the last one."""
+    if not 1 <= len(items) <= sector_count:
+        raise PoStInputError("sectors", f"{len(items)} sectors, expected 1 to {sector_count}")
+    return list(items) + [items[-1]] * (sector_count - len(items))
+
+
+def partition_public_inputs(proof: RegisteredPoStProof | int | str, randomness: bytes,
+                            sectors: Sequence[tuple[int, bytes]], partition_index: int = 0) -> list[int]:
+    """The Groth16 public inputs (after ONE) of one partition of (sector_id, comm_r) pairs: per circuit
+    sector comm_r as an integer, then its challenge_count leaf indices; padded by repeating the last
+    sector's inputs. WinningPoSt takes its one sector and repeats it as the circuit's 66 sectors, sector
+    i getting challenge index i."""
+    p = get_post_proof(proof)
+    if p.kind is PoStKind.WINNING:
+        if len(sectors) != 1:
+            raise PoStInputError("sectors", f"{len(sectors)} sectors, WinningPoSt proves exactly 1")
+        sectors = list(sectors) * p.sector_count
+    per_sector = []
+    for i, (sector_id, comm_r) in enumerate(sectors):
+        value = int.from_bytes(check_bytes32("comm_r", comm_r), "little")
+        sector_index = partition_index * p.sector_count + i
+        per_sector.append([value] + [
+            leaf_challenge(randomness, sector_id, challenge_index(p.api_version, sector_index, p.challenge_count, n),
+                           p.leaves) for n in range(p.challenge_count)])
+    return [x for row in pad_partition(per_sector, p.sector_count) for x in row]
