@@ -11,7 +11,9 @@ path lays its chunks out in the same order, ../shared/POST_SNAP.md §A2). Per se
 
 The sectors are one batch block of N instances and each sector's challenges a nested block of C,
 so constraint mode records one sector's rows (a template) whatever N is: counting a 125 M-row
-WindowPoSt partition records 53,333 rows.
+WindowPoSt partition records 53,333 rows. cuzk.r1cs.pce.build and witness_program.compile_program
+take that recording as it is (one block of sector instances); the program starts from the public
+inputs and cuzk.post.witness.free_values.
 """
 from __future__ import annotations
 

@@ -122,3 +122,15 @@ def public_inputs(shape: PostShape, comm_rs: Sequence[int], challenges: Sequence
         out += [int(comm_r), *(int(x) for x in chal)]
     last = out[-(1 + shape.challenges):]
     return out + last * (shape.sectors - len(comm_rs))
+
+
+def free_values(shape: PostShape, witness: PartitionWitness) -> np.ndarray:
+    """(sectors, nfree, 4) Montgomery Fr: what a compiled witness program (cuzk.r1cs.witness_program)
+    starts from besides the public inputs, per padded sector in the circuit's allocation order:
+    comm_r_last, comm_c, then per challenge its leaf and its path's siblings, leaf level first
+    (comm_r and the index bits follow from the inputs)."""
+    rows = []
+    for s in witness.padded(shape):
+        per = np.concatenate([s.leaves[:, None, :]] + [lv.siblings for lv in s.path], axis=1)
+        rows.append(np.concatenate([Fr.from_ints([s.comm_r_last, s.comm_c]), per.reshape(-1, 4)]))
+    return np.stack(rows)

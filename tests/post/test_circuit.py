@@ -11,7 +11,9 @@ from cuzk.ff.fields import Fr
 from cuzk.groth16 import prove, setup, verify
 from cuzk.porep.trees import MerkleTree, fr_to_le, poseidon2_bytes
 from cuzk.post.circuit import circuit, count
-from cuzk.post.witness import PartitionWitness, PostShape, SectorWitness, public_inputs
+from cuzk.post.witness import PartitionWitness, PostShape, SectorWitness, free_values, public_inputs
+from cuzk.r1cs.pce import build
+from cuzk.r1cs.witness_program import compile_program, hint_matrices, run_cpu, seed
 
 # POST_SNAP.md §A1: sector nodes (size / 32) and TreeR shape per size; Window sectors per partition
 SIZES = {"2KiB": (1 << 6, (8, 0, 0), 2), "8MiB": (1 << 18, (8, 0, 0), 2), "512MiB": (1 << 24, (8, 0, 0), 2),
@@ -137,6 +139,21 @@ def test_winning_2kib_is_satisfied(module_rng):
     cs.assert_satisfied(witness)
     pub = Fr.to_ints(witness[1:cs.num_inputs])
     assert pub == w.public_inputs(shape) and pub[0::2] == [sector.comm_r] * 66 and pub[1::2] == chal
+
+
+def test_witness_program_expands_the_packed_witness(window):
+    """The PCE of the recorded circuit (one block: the sectors) and its witness program: from ONE, the
+    public inputs and `free_values` alone it computes the witness that witness-mode synthesis does."""
+    shape, cs, w = window["shape"], window["system"], PartitionWitness(window["witness"].sectors[:1])
+    pce = build(cs)
+    program = compile_program(pce, hint_matrices(cs, pce))
+    assert pce.blocks.shape[0] == 1 and int(pce.blocks[0, 1]) == shape.sectors
+    free = free_values(shape, w)
+    assert free.shape == (2, 2 + 10 * (1 + 7 * 2), 4)
+    full = seed(pce, program, Fr.from_ints([1, *w.public_inputs(shape)])[None], np.zeros((1, 0, 4), np.uint64),
+                [free[None]])
+    run_cpu(pce, program, full)
+    assert np.array_equal(full[0], assignment(shape, w))
 
 
 def test_public_inputs_and_errors(window):
