@@ -11,7 +11,6 @@ index per challenge.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
 
 from cuzk.errors import NonCanonicalError
 from cuzk.porep.trees import compute_roots, poseidon2_bytes
@@ -19,8 +18,8 @@ from cuzk.post.challenges import challenge_index, check_bytes32, leaf_challenge,
 from cuzk.post.errors import PoStInputError, PoStVanillaProofError
 from cuzk.post.registry import PoStKind, RegisteredPoStProof, get_post_proof
 from cuzk.post.vanilla import FallbackPoStSectorProof, SectorProof
+from cuzk.post.witness import public_inputs
 
-T = TypeVar("T")
 
 
 def verify_sector(proof: RegisteredPoStProof | int | str, randomness: bytes, sp: FallbackPoStSectorProof,
@@ -87,13 +86,6 @@ def unroll_winning(sp: FallbackPoStSectorProof) -> list[SectorProof]:
     return [SectorProof((m,), s.comm_c, s.comm_r_last) for m in s.inclusion_proofs]
 
 
-def pad_partition(items: Sequence[T], sector_count: int) -> list[T]:
-    """`items` padded to `sector_count` by repeating the last one."""
-    if not 1 <= len(items) <= sector_count:
-        raise PoStInputError("sectors", f"{len(items)} sectors, expected 1 to {sector_count}")
-    return list(items) + [items[-1]] * (sector_count - len(items))
-
-
 def partition_public_inputs(proof: RegisteredPoStProof | int | str, randomness: bytes,
                             sectors: Sequence[tuple[int, bytes]], partition_index: int = 0) -> list[int]:
     """The Groth16 public inputs (after ONE) of one partition of (sector_id, comm_r) pairs: per circuit
@@ -105,11 +97,11 @@ def partition_public_inputs(proof: RegisteredPoStProof | int | str, randomness: 
         if len(sectors) != 1:
             raise PoStInputError("sectors", f"{len(sectors)} sectors, WinningPoSt proves exactly 1")
         sectors = list(sectors) * p.sector_count
-    per_sector = []
+    comm_rs, challenges = [], []
     for i, (sector_id, comm_r) in enumerate(sectors):
-        value = int.from_bytes(check_bytes32("comm_r", comm_r), "little")
+        comm_rs.append(int.from_bytes(check_bytes32("comm_r", comm_r), "little"))
         sector_index = partition_index * p.sector_count + i
-        per_sector.append([value] + [
-            leaf_challenge(randomness, sector_id, challenge_index(p.api_version, sector_index, p.challenge_count, n),
-                           p.leaves) for n in range(p.challenge_count)])
-    return [x for row in pad_partition(per_sector, p.sector_count) for x in row]
+        challenges.append([leaf_challenge(randomness, sector_id,
+                                          challenge_index(p.api_version, sector_index, p.challenge_count, n), p.leaves)
+                           for n in range(p.challenge_count)])
+    return public_inputs(p.circuit_shape, comm_rs, challenges)

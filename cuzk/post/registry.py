@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from cuzk.porep.registry import NODE_SIZE, SECTOR_SIZES, ApiVersion
 from cuzk.post.errors import UnknownPoStProofError
+from cuzk.post.witness import PostShape
 from cuzk.util.jsonio import quote
 
 WINNING_POST_CHALLENGE_COUNT = 66
@@ -52,6 +53,11 @@ class RegisteredPoStProof:
     tree_shape: tuple[int, int, int]
     sector_count: int
     challenge_count: int
+
+    @property
+    def circuit_shape(self) -> PostShape:
+        """The partition circuit's shape (cuzk.post.witness.PostShape)."""
+        return PostShape(self.leaves, self.tree_shape, self.sector_count, self.challenge_count)
 
     @property
     def leaves(self) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from cuzk.gadgets.merkle import Level
 from cuzk.porep.circuit import levels_from_paths
 from cuzk.porep.public_inputs import commitment_to_fr
 from cuzk.porep.trees import MerklePath, fr_from_le, level_arities
+from cuzk.post.errors import PoStInputError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -98,11 +102,10 @@ class PartitionWitness:
 
     def padded(self, shape: PostShape) -> list[SectorWitness]:
         """shape.sectors sectors, the last repeated (post_util.rs:274-276); each checked."""
-        if not self.sectors or len(self.sectors) > shape.sectors:
-            raise InputError(f"a partition holds 1..{shape.sectors} sectors, got {len(self.sectors)}")
+        padded = pad_partition(self.sectors, shape.sectors)
         for s in self.sectors:
             s.check(shape)
-        return self.sectors + [self.sectors[-1]] * (shape.sectors - len(self.sectors))
+        return padded
 
     def public_inputs(self, shape: PostShape) -> list[int]:
         """The Groth16 public inputs after ONE (compound.rs:42-110): per (padded) sector comm_r,
@@ -113,15 +116,22 @@ class PartitionWitness:
 def public_inputs(shape: PostShape, comm_rs: Sequence[int], challenges: Sequence[Sequence[int]]) -> list[int]:
     """Public inputs from per-sector comm_r (Fr ints) and challenged leaf indices, padded by
     repeating the last sector's inputs verbatim (compound.rs:103-108)."""
-    if not comm_rs or len(comm_rs) != len(challenges) or len(comm_rs) > shape.sectors:
-        raise InputError(f"public inputs need 1..{shape.sectors} sectors, each with its challenges")
-    out: list[int] = []
+    if len(comm_rs) != len(challenges):
+        raise InputError(f"public inputs need each sector's challenges: {len(comm_rs)} comm_r, {len(challenges)} lists")
+    rows = []
     for comm_r, chal in zip(comm_rs, challenges):
         if len(chal) != shape.challenges or any(not 0 <= int(x) < shape.nodes for x in chal):
             raise InputError(f"each sector needs {shape.challenges} challenges in [0, {shape.nodes})")
-        out += [int(comm_r), *(int(x) for x in chal)]
-    last = out[-(1 + shape.challenges):]
-    return out + last * (shape.sectors - len(comm_rs))
+        rows.append([int(comm_r), *(int(x) for x in chal)])
+    return [x for row in pad_partition(rows, shape.sectors) for x in row]
+
+
+def pad_partition(items: Sequence[T], sector_count: int) -> list[T]:
+    """`items` padded to `sector_count` by repeating the last one, as filecoin-proofs pads a short
+    partition's vanilla proofs and its public inputs (post_util.rs:274-276, compound.rs:103-108)."""
+    if not 1 <= len(items) <= sector_count:
+        raise PoStInputError("sectors", f"{len(items)} sectors, expected 1 to {sector_count}")
+    return list(items) + [items[-1]] * (sector_count - len(items))
 
 
 def free_values(shape: PostShape, witness: PartitionWitness) -> np.ndarray:

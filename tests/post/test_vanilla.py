@@ -10,10 +10,11 @@ import pytest
 from cuzk.porep.seal import seal
 from cuzk.post.bincode import read_sector_proof, write_sector_proof
 from cuzk.post.challenges import sector_challenges
-from cuzk.post.checks import (pad_partition, partition_public_inputs, unroll_winning, verify_window_partition,
+from cuzk.post.checks import (partition_public_inputs, unroll_winning, verify_window_partition,
                               verify_winning)
 from cuzk.post.errors import PoStInputError, PoStVanillaProofError
 from cuzk.post.prove_vanilla import vanilla_proofs
+from cuzk.post.witness import pad_partition
 
 WINDOW_V1, WINDOW_V1_2, WINNING = 5, 10, 0
 
