@@ -20,9 +20,10 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0+source"
 
 _API = ("prove", "verify", "seal", "Sector")
+_POST = ("winning_post", "window_post", "verify_winning_post", "verify_window_post")
 __all__ = ["C1FormatError", "CuzkError", "InputError", "ParameterMismatchError", "ParamsNotFoundError",
            "ProofFormatError", "ProofVerificationError", "SectorError", "UnsatisfiedConstraintError",
-           "VanillaProofError", "__version__", *_API]
+           "VanillaProofError", "__version__", *_API, *_POST]
 
 
 def __getattr__(name: str):
@@ -30,4 +31,8 @@ def __getattr__(name: str):
         from cuzk import api
 
         return getattr(api, name)
+    if name in _POST:
+        from cuzk.post import proving
+
+        return getattr(proving, name)
     raise AttributeError(f"module 'cuzk' has no attribute {name!r}")
