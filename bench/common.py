@@ -104,26 +104,18 @@ def peak_rss_gib() -> float:
 
 
 def reset_peak_rss() -> bool:
-    """Start this process's peak resident size afresh (Linux: 5 into /proc/self/clear_refs resets its
-    high-water mark); False where that is refused (then the peak counts from the process's start)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
+    """Start this process's peak resident size afresh (cuzk.engine.processes.reset_peak_rss); False
+    where that is refused (then the peak counts from the process's start)."""
+    from cuzk.engine.processes import reset_peak_rss as reset
+
+    return reset()
 
 
 def _hwm_bytes(pid: int | str) -> int:
     """VmHWM of a process (its peak resident size since start or the last reset), bytes; 0 if gone."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    from cuzk.engine.processes import peak_rss
+
+    return peak_rss(pid)
 
 
 def peak_rss_since_reset_gib() -> float:

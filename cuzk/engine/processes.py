@@ -61,12 +61,41 @@ def rss(pid: int | str = "self") -> int:
         return 0
 
 
+def reset_peak_rss() -> bool:
+    """Start this process's peak resident size afresh (Linux: 5 into /proc/self/clear_refs resets its
+    high-water mark, VmHWM); False where that is refused (then the peak counts from the process's start)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss(pid: int | str = "self") -> int:
+    """VmHWM of a process: its peak resident bytes since its start (its exec) or the last
+    reset_peak_rss; 0 when it is gone or /proc has no VmHWM."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def measured(fn: Callable[[], Any]) -> tuple[Any, int, float, float]:
     """fn() in a synthesis process: its result, the process's peak RSS growth over the call (bytes)
-    and the wall-clock start and end (time.time)."""
+    and the wall-clock start and end (time.time). The peak is VmHWM, reset before the call, not
+    getrusage's ru_maxrss: that one is the largest the process ever was, and Linux carries it over from
+    the engine process that spawned it (through fork and exec), so every item of an engine that once
+    peaked at gigabytes (a Groth16 setup, a CPU proof) measured gigabytes of growth. Where the reset is
+    refused the peak counts from the process's start (an earlier, larger item still counts)."""
+    reset_peak_rss()
     before, start = rss(), time.time()
     out = fn()
-    return out, max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before), start, time.time()
+    return out, max(0, max(peak_rss(), rss()) - before), start, time.time()
 
 
 def process_sizes(pool: ProcessPoolExecutor, processes: int) -> list[tuple[str, int]]:

@@ -28,6 +28,9 @@ from cuzk.util.jsonio import load_json
 log = logging.getLogger("cuzk.engine")
 LOADER_THREADS = 2  # circuits loading at once
 CALIBRATION_MAX_BYTES = 1 << 12  # a calibration file is one small JSON object
+# a record without this version (made before processes.measured read VmHWM) counted the engine
+# process's own peak, gigabytes too many: measured again
+CALIBRATION_VERSION = 2
 
 @dataclass
 class Resident:
@@ -207,8 +210,8 @@ class Residency:
 
 
 def read_calibration(spec: CircuitSpec) -> int | None:
-    """The synthesis bytes stored for spec's circuit, or None (no file, another identity, unreadable:
-    the engine then measures again)."""
+    """The synthesis bytes stored for spec's circuit, or None (no file, another identity or
+    CALIBRATION_VERSION, unreadable: the engine then measures again)."""
     if spec.calibration is None:
         return None
     if not spec.calibration.exists():
@@ -216,7 +219,9 @@ def read_calibration(spec: CircuitSpec) -> int | None:
         return None
     try:
         data = load_json(str(spec.calibration), what="calibration", max_bytes=CALIBRATION_MAX_BYTES, max_depth=2)
-        if data.get("identity") == spec.identity and isinstance(data.get("synthesis_bytes"), int) \
+        if data.get("version") != CALIBRATION_VERSION:
+            log.info("engine: calibration %s is from an older measurement; measuring again", spec.calibration)
+        elif data.get("identity") == spec.identity and isinstance(data.get("synthesis_bytes"), int) \
                 and data["synthesis_bytes"] > 0:
             return data["synthesis_bytes"]
     except (CuzkError, OSError, ValueError, AttributeError) as e:
@@ -228,7 +233,7 @@ def write_calibration(spec: CircuitSpec, synthesis_bytes: int) -> None:
     """Keep a measured synthesis size for spec's circuit (atomically; a failure is only logged)."""
     if spec.calibration is None:
         return
-    record = {"identity": spec.identity, "synthesis_bytes": int(synthesis_bytes),
+    record = {"version": CALIBRATION_VERSION, "identity": spec.identity, "synthesis_bytes": int(synthesis_bytes),
               "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
         atomic_write(spec.calibration, json.dumps(record).encode())

@@ -98,7 +98,8 @@ def engine():
 def gate(monkeypatch):
     gate = Gate(PROVE)
     monkeypatch.setattr(partition, "prove", gate)
-    return gate
+    yield gate
+    gate.let(None)  # a test that failed with the gate closed: the engine's workers must not wait in it forever
 
 
 def hold_the_worker(engine: Engine, gate: Gate) -> None:
@@ -113,7 +114,9 @@ def wait_queued(jobs: list[Job]) -> None:
     """Until every partition of `jobs` waits in the GPU queue."""
     deadline = time.monotonic() + 600
     while any(s != "gpu_queue" for job in jobs for s in job.partition_state):
-        assert time.monotonic() < deadline and not any(job.done for job in jobs)
+        ended = [job.error() for job in jobs if job.done]
+        assert not ended, f"a job ended before its partitions were queued: {ended}"
+        assert time.monotonic() < deadline
         time.sleep(0.02)
 
 

@@ -198,10 +198,13 @@ def test_the_measured_synthesis_size_is_kept_for_the_next_engine(engine, tmp_pat
     with caplog.at_level("INFO", logger="cuzk.engine"):
         assert residency.read_calibration(calibrated) is None  # none yet: said as such, not "unreadable"
     assert "no calibration for calibrated yet" in caplog.text and "unreadable" not in caplog.text
-    engine.submit(calibrated, tasks(3, 1)).result(timeout=600)
+    # a synthesis that grows its process for sure (64 MiB, above glibc's largest mmap threshold: fresh
+    # pages), where a 3-input witness may fit in memory the process already holds and measure 0
+    heavy = Task(functools.partial(circuits.heavy_witness, [3, 4, 5], 64), [3, 4, 5])
+    engine.submit(calibrated, [heavy]).result(timeout=600)
     measured = engine.preload(calibrated).synthesis_bytes
     stored = json.loads(path.read_text())
-    assert measured > 0 and stored["synthesis_bytes"] == measured and stored["identity"] == "circuit-1"
+    assert measured > 32 << 20 and stored["synthesis_bytes"] == measured and stored["identity"] == "circuit-1"
     assert residency.read_calibration(calibrated) == measured  # what a new engine starts from
     assert engine.evict("calibrated")
     assert engine.preload(calibrated).synthesis_bytes == measured  # resident again: measured before any item
@@ -210,6 +213,25 @@ def test_the_measured_synthesis_size_is_kept_for_the_next_engine(engine, tmp_pat
     assert residency.read_calibration(calibrated) is None
     assert "unreadable (" in caplog.text
     engine.evict("calibrated")
+
+
+def test_a_synthesis_measures_its_own_growth_not_the_engine_processes_peak():
+    """processes.measured in a synthesis process: the growth of that call, not the engine process's
+    peak (getrusage's ru_maxrss carries it into a spawned process: after a test that ran a 2KiB setup
+    every item measured some 5 GB, a 100-constraint circuit's too) nor an earlier, larger call's."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from cuzk.engine.processes import measured, reset_peak_rss
+
+    peak = np.ones(512 << 17)  # 512 MiB, every page written: this process's peak is at least that high
+    del peak
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        _, large, *_ = pool.submit(measured, functools.partial(circuits.heavy_witness, [1, 2, 3], 256)).result(60)
+        _, small, *_ = pool.submit(measured, functools.partial(circuits.witness, [1, 2, 3])).result(60)
+    assert 256 << 20 <= large < 384 << 20
+    if reset_peak_rss():  # else the peak counts from the process's start: the large call's
+        assert small < 64 << 20
 
 
 def test_host_bytes_of_an_item_follow_where_its_arrays_live():
