@@ -92,7 +92,9 @@ class _StateCollector:
     VRAM = {"vram_used_bytes": "VRAM in use on the device (every process)", "vram_total_bytes": "VRAM of the device",
             "vram_reserved_bytes": "VRAM the backend's tables hold under its budget",
             "vram_budget_bytes": "The VRAM budget the prover plans within", "vram_cap_bytes": "The VRAM cap, 0 without one",
-            "vram_pool_bytes": "Device memory in CuPy's pool", "vram_pool_peak_bytes": "High-water mark of CuPy's pool"}
+            "vram_pool_bytes": "Device memory in CuPy's pool", "vram_pool_peak_bytes": "High-water mark of CuPy's pool",
+            "pinned_bytes": "Host memory page-locked for the device (streamed keys, staging and offload buffers)",
+            "h2d_stream_bytes": "Bytes streamed host to device so far (key chunks, offloaded vectors coming back)"}
 
     def __init__(self, service: ProvingService) -> None:
         self.service = service

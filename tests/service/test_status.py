@@ -38,7 +38,7 @@ GIB = 1 << 30
 # a capped GPU's figures, as cuzk.backend.cuda's memory_stats gives them
 VRAM = {"vram_total_bytes": 80 * GIB, "vram_used_bytes": 10 * GIB, "vram_reserved_bytes": 2 * GIB,
         "vram_budget_bytes": 23 * GIB, "vram_cap_bytes": 24 * GIB, "vram_pool_bytes": 5 * GIB,
-        "vram_pool_peak_bytes": 7 * GIB}
+        "vram_pool_peak_bytes": 7 * GIB, "pinned_bytes": 47 * GIB, "h2d_stream_bytes": 560 * 10**9}
 
 
 @pytest.fixture(scope="module")
@@ -142,9 +142,9 @@ class Reporting(CpuBackend):
 
 
 def gauges(text: str) -> dict[tuple[str, str], float]:
-    """The cuzk_vram_* gauges of Prometheus text: (name, device) -> value."""
+    """The per-device gauges of Prometheus text: (name, device) -> value."""
     return {(s.name, s.labels["device"]): s.value for family in text_string_to_metric_families(text)
-            if family.name.startswith("cuzk_vram_") for s in family.samples}
+            for s in family.samples if "device" in s.labels}
 
 
 def served(service: ProvingService) -> tuple[dict, str]:
