@@ -41,7 +41,7 @@ from cuzk.post.witness import PartitionWitness, PostShape, SectorWitness, free_v
 from cuzk.r1cs.pce import build
 from cuzk.r1cs.witness_program import compile_program, hint_matrices
 
-__all__ = ["load_post_circuit", "partition_witness", "post_circuit", "prove_partition_post", "vanilla_of",
+__all__ = ["full_witness", "load_post_circuit", "partition_witness", "post_circuit", "prove_partition_post", "vanilla_of",
            "verify_window_post", "verify_winning_post", "window_post", "winning_post"]
 
 ProofName = RegisteredPoStProof | int | str
@@ -113,6 +113,16 @@ def partition_witness(proof: ProofName, randomness: bytes, vanilla: Sequence[Fal
     return PartitionWitness([_sector_witness(p, comm_r, s) for comm_r, s in sectors])
 
 
+def full_witness(circuit: CompiledCircuit, shape: PostShape, w: PartitionWitness, inputs: Sequence[int],
+                 backend: Backend):
+    """The partition's full witness (ONE, inputs, aux; Montgomery Fr) by the circuit's witness program
+    from the public inputs and the free values (cuzk.post.witness.free_values); on a device backend it
+    stays on the device."""
+    packed = program_witness.PackedWitness(Fr.from_ints([1, *inputs]), np.zeros((0, 4), np.uint64),
+                                           free_values(shape, w))
+    return program_witness.expand(circuit, [packed], backend, host=backend.device is None)[0]
+
+
 def prove_partition_post(proof: ProofName, randomness: bytes, sectors: Sequence[SectorSource],
                          partition_index: int = 0, *, allow_setup: bool = False, backend: str | Backend = "auto",
                          progress: bool = False) -> bytes:
@@ -124,9 +134,7 @@ def prove_partition_post(proof: ProofName, randomness: bytes, sectors: Sequence[
     inputs = partition_public_inputs(p, randomness, [(v.sector_id, v.comm_r) for v in vanilla], partition_index)
     circuit, loaded = load_post_circuit(p, allow_setup=allow_setup, progress=progress, keep=False)
     be = get_backend(backend) if isinstance(backend, str) else backend
-    packed = program_witness.PackedWitness(Fr.from_ints([1, *inputs]), np.zeros((0, 4), np.uint64),
-                                           free_values(p.circuit_shape, w))
-    full = program_witness.expand(circuit, [packed], be, host=be.device is None)[0]
+    full = full_witness(circuit, p.circuit_shape, w, inputs, be)
     label = f"{p.name} (made with {loaded.files.describe()})"
     out = prove_partition(loaded.params, circuit, full, inputs, be, partition_index, p.name)
     verify_partition(groth16.prepare_verifying_key(loaded.vk), inputs, out, partition_index, label)
