@@ -79,7 +79,11 @@ def test_winning_adapter_unrolls_one_sector(sectors, rand):
     assert len(w.sectors) == 66 and {s.comm_r for s in w.sectors} == {comm_r}
     leaves = [m.leaf_index() for m in vanilla.sector_proof.inclusion_proofs]
     assert [c for s in w.sectors for c in s.challenges] == leaves
-    assert w.public_inputs(p.circuit_shape) == partition_public_inputs(p, rand, [(20, sectors[1].comm_r)])
+    inputs = partition_public_inputs(p, rand, [(20, sectors[1].comm_r)])
+    assert w.public_inputs(p.circuit_shape) == inputs
+    full = proving.full_witness(proving.post_circuit(p.circuit_shape), p.circuit_shape, w, inputs,
+                                get_backend("cpu"))
+    circuit(p.circuit_shape).assert_satisfied(full)
 
 
 def _tampered_leaf(vp):
