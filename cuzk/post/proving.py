@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -41,8 +42,9 @@ from cuzk.post.witness import PartitionWitness, PostShape, SectorWitness, free_v
 from cuzk.r1cs.pce import build
 from cuzk.r1cs.witness_program import compile_program, hint_matrices
 
-__all__ = ["full_witness", "load_post_circuit", "partition_witness", "post_circuit", "prove_partition_post", "vanilla_of",
-           "verify_window_post", "verify_winning_post", "window_post", "winning_post"]
+__all__ = ["PostWitness", "expect_kind", "full_witness", "load_post_circuit", "partition_witness", "post_circuit",
+           "post_witness", "prove_partition_post", "vanilla_of", "verify_window_post", "verify_winning_post",
+           "window_post", "winning_post"]
 
 ProofName = RegisteredPoStProof | int | str
 # a sealed sector (cuzk.porep.seal.Sector or its directory), or its vanilla proof (decoded or bincode bytes)
@@ -113,14 +115,39 @@ def partition_witness(proof: ProofName, randomness: bytes, vanilla: Sequence[Fal
     return PartitionWitness([_sector_witness(p, comm_r, s) for comm_r, s in sectors])
 
 
+@dataclass(frozen=True)
+class PostWitness:
+    """One partition's packed witness (its public inputs and free values, cuzk.post.witness.free_values)
+    from its checked PartitionWitness: a picklable callable (an engine runs it in a synthesis process),
+    which the circuit's witness program expands."""
+
+    shape: PostShape
+    witness: PartitionWitness
+    inputs: tuple[int, ...]
+
+    def __call__(self) -> program_witness.PackedWitness:
+        return program_witness.PackedWitness(Fr.from_ints([1, *self.inputs]), np.zeros((0, 4), np.uint64),
+                                             free_values(self.shape, self.witness))
+
+
 def full_witness(circuit: CompiledCircuit, shape: PostShape, w: PartitionWitness, inputs: Sequence[int],
                  backend: Backend):
     """The partition's full witness (ONE, inputs, aux; Montgomery Fr) by the circuit's witness program
-    from the public inputs and the free values (cuzk.post.witness.free_values); on a device backend it
-    stays on the device."""
-    packed = program_witness.PackedWitness(Fr.from_ints([1, *inputs]), np.zeros((0, 4), np.uint64),
-                                           free_values(shape, w))
+    from its PostWitness; on a device backend it stays on the device."""
+    packed = PostWitness(shape, w, tuple(inputs))()
     return program_witness.expand(circuit, [packed], backend, host=backend.device is None)[0]
+
+
+def post_witness(proof: ProofName, randomness: bytes, sectors: Sequence[SectorSource],
+                 partition_index: int = 0) -> PostWitness:
+    """One partition's PostWitness, its vanilla proofs (vanilla_of) checked first (PoStInputError,
+    PoStVanillaFormatError, PoStVanillaProofError)."""
+    p = get_post_proof(proof)
+    randomness, partition_index = check_randomness(randomness), _partition(partition_index)
+    vanilla = vanilla_of(p, randomness, sectors, partition_index)
+    w = partition_witness(p, randomness, vanilla, partition_index)
+    inputs = partition_public_inputs(p, randomness, [(v.sector_id, v.comm_r) for v in vanilla], partition_index)
+    return PostWitness(p.circuit_shape, w, tuple(inputs))
 
 
 def prove_partition_post(proof: ProofName, randomness: bytes, sectors: Sequence[SectorSource],
@@ -128,13 +155,11 @@ def prove_partition_post(proof: ProofName, randomness: bytes, sectors: Sequence[
                          progress: bool = False) -> bytes:
     """One partition's PoSt proof (192 bytes), verified before it is returned (ProofVerificationError)."""
     p = get_post_proof(proof)
-    randomness, partition_index = check_randomness(randomness), _partition(partition_index)
-    vanilla = vanilla_of(p, randomness, sectors, partition_index)
-    w = partition_witness(p, randomness, vanilla, partition_index)
-    inputs = partition_public_inputs(p, randomness, [(v.sector_id, v.comm_r) for v in vanilla], partition_index)
+    pw = post_witness(p, randomness, sectors, partition_index)
+    inputs = list(pw.inputs)
     circuit, loaded = load_post_circuit(p, allow_setup=allow_setup, progress=progress, keep=False)
     be = get_backend(backend) if isinstance(backend, str) else backend
-    full = full_witness(circuit, p.circuit_shape, w, inputs, be)
+    full = full_witness(circuit, pw.shape, pw.witness, inputs, be)
     label = f"{p.name} (made with {loaded.files.describe()})"
     out = prove_partition(loaded.params, circuit, full, inputs, be, partition_index, p.name)
     verify_partition(groth16.prepare_verifying_key(loaded.vk), inputs, out, partition_index, label)
@@ -147,7 +172,7 @@ def winning_post(proof: ProofName, randomness: bytes, sector: SectorSource, *, a
     directory) or its vanilla proof (FallbackPoStSectorProof or curio's bincode bytes). `proof`: a
     registered WinningPoSt proof name or id; `randomness`: 32 bytes, a canonical Fr; `allow_setup`:
     without the official parameters, use cuzk's own (their proofs are not the chain's)."""
-    _expect(proof, PoStKind.WINNING)
+    expect_kind(proof, PoStKind.WINNING)
     return prove_partition_post(proof, randomness, [sector], 0, allow_setup=allow_setup, backend=backend,
                                 progress=progress)
 
@@ -156,7 +181,7 @@ def window_post(proof: ProofName, randomness: bytes, sectors: Sequence[SectorSou
                 allow_setup: bool = False, backend: str | Backend = "auto", progress: bool = False) -> bytes:
     """The WindowPoSt proof (192 bytes) of partition `partition_index`, over its sectors in order (1 to
     the proof's sectors per partition; each as winning_post takes it)."""
-    _expect(proof, PoStKind.WINDOW)
+    expect_kind(proof, PoStKind.WINDOW)
     return prove_partition_post(proof, randomness, sectors, partition_index, allow_setup=allow_setup,
                                 backend=backend, progress=progress)
 
@@ -165,7 +190,7 @@ def verify_winning_post(proof: ProofName, randomness: bytes, sector_id: int, com
                         vk: VerifyingKey | str | os.PathLike | None = None) -> bool:
     """Whether `proof_bytes` is a valid WinningPoSt proof for the sector (sector_id, comm_r) and
     `randomness`; see verify_window_post for `vk`."""
-    _expect(proof, PoStKind.WINNING)
+    expect_kind(proof, PoStKind.WINNING)
     return _verify(proof, randomness, [(sector_id, comm_r)], proof_bytes, 0, vk)
 
 
@@ -175,14 +200,16 @@ def verify_window_post(proof: ProofName, randomness: bytes, sectors: Sequence[tu
     ((sector_id, comm_r) pairs, in the order proved). `vk`: a VerifyingKey or .vk file; by default the
     official one if present, else cuzk's own (ParamsNotFoundError without either). A proof of the wrong
     length or with an invalid point raises ProofFormatError."""
-    _expect(proof, PoStKind.WINDOW)
+    expect_kind(proof, PoStKind.WINDOW)
     return _verify(proof, randomness, sectors, proof_bytes, partition_index, vk)
 
 
-def _expect(proof: ProofName, kind: PoStKind) -> None:
+def expect_kind(proof: ProofName, kind: PoStKind) -> RegisteredPoStProof:
+    """The registered PoSt proof `proof`, which must be of `kind` (PoStInputError naming registered_proof)."""
     p = get_post_proof(proof)
     if p.kind is not kind:
         raise PoStInputError("registered_proof", f"{p.name} is not a {kind.value}PoSt proof")
+    return p
 
 
 def _partition(index: object) -> int:

@@ -21,8 +21,11 @@ Parameters: a job uses the official ones (srs.param_cache / $FIL_PROOFS_PARAMETE
 them it fails, naming the file, unless srs.allow_setup lets cuzk's own stand in (tests, private
 networks: the chain rejects their proofs). At start one log line per circuit says which it has.
 After a restart `resume` starts every journaled job that had not finished; finished jobs are kept
-for results_ttl_s (default 7 days) and then expired by `run_expiry`'s thread. Only PoRep is proved;
-the other kinds of the contract are answered UNIMPLEMENTED.
+for results_ttl_s (default 7 days) and then expired by `run_expiry`'s thread. PoRep (its C1 wrapper
+JSON, cuzk.service.payload), WinningPoSt and WindowPoSt partitions (their vanilla_proofs, registered
+proof, randomness and partition index, cuzk.service.post_payload; 192 bytes a proof) are proved;
+SnapDeals is answered UNIMPLEMENTED. A request's priority 0 takes its kind's: WinningPoSt before
+WindowPoSt before PoRep.
 """
 from __future__ import annotations
 
@@ -32,10 +35,11 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import grpc
@@ -44,6 +48,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from cuzk.engine.engine import Engine, Job, JobCancelledError, Priority
 from cuzk.engine.porep import porep_spec_of
+from cuzk.engine.post import POST_PRIORITY, submit_post
 from cuzk.errors import CuzkError, InputError, ParamsNotFoundError
 from cuzk.porep.params_cache import official_files, porep_stem
 from cuzk.porep.proving import circuit_identity
@@ -51,6 +56,7 @@ from cuzk.porep.registry import get_proof
 from cuzk.service.journal import (UNFINISHED_STATES, DamagedJobError, DuplicateRequestError, ExitRecord, JobRecord,
                                   Journal)
 from cuzk.service.payload import MAX_PAYLOAD, parse_porep
+from cuzk.service.post_payload import KIND_OF, parse_post, post_payload
 from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
 from cuzk.service.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
 
@@ -63,6 +69,10 @@ KINDS = {pb.POREP_SEAL_COMMIT: "porep", pb.SNAP_DEALS_UPDATE: "snap", pb.WINDOW_
 # the contract's priorities onto the engine's (0: the kind's default, as curio's daemon does)
 PRIORITIES = {pb.CRITICAL: Priority.WINNING_POST, pb.HIGH: Priority.WINDOW_POST, pb.NORMAL: Priority.POREP,
               pb.LOW: Priority.POREP}
+KIND_PRIORITY = {"porep": Priority.POREP} | {kind: POST_PRIORITY[k] for kind, k in KIND_OF.items()}
+# what a request of each proved kind carries (in vanilla_proof for PoRep, vanilla_proofs for PoSt)
+CARRIES = {"porep": "the C1 wrapper JSON", "window_post": "one bincode vanilla proof per sector",
+           "winning_post": "one bincode vanilla proof"}
 CIRCUITS = {"porep-2k": "StackedDrg2KiBV1_1", "porep-8m": "StackedDrg8MiBV1_1", "porep-512m": "StackedDrg512MiBV1_1",
             "porep-32g": "StackedDrg32GiBV1_1", "porep-64g": "StackedDrg64GiBV1_1"}
 START_THREADS = 4  # jobs whose payloads are parsed and checked at once
@@ -186,10 +196,10 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         journaled by callbacks registered before anyone can wait on the job, so a waiter woken by
         the job's end finds the journal already updated."""
         try:
-            c1 = parse_porep(rec.payload, sector_size)
+            submit = self._parsed(rec, sector_size)
             if self._closing:  # stopping: the job stays queued in the journal for the next start
                 return
-            job = self.engine.submit_porep(c1, Priority(rec.priority), job_id=rec.request_id)
+            job = submit()
         except CuzkError as e:
             if not self._closing:
                 self._failed_to_start(rec, e)
@@ -211,6 +221,17 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             job.cancel()
         job.add_admitted_callback(lambda j: self._admitted(rec))
         job.add_done_callback(lambda j: self._finished(rec, j))
+
+    def _parsed(self, rec: JobRecord, sector_size: int) -> Callable[[], Job]:
+        """The job's payload parsed (typed errors), as the call that checks its vanilla proofs and
+        submits it to the engine."""
+        priority = Priority(rec.priority)
+        if rec.kind == "porep":
+            c1 = parse_porep(rec.payload, sector_size)
+            return partial(self.engine.submit_porep, c1, priority, job_id=rec.request_id)
+        post = parse_post(rec.payload, rec.kind)
+        return partial(submit_post, self.engine, post.proof, post.randomness, post.vanilla_proofs,
+                       post.partition_index, priority, rec.request_id)
 
     def close(self) -> None:
         """Stop starting jobs (before the engine closes): a job still starting stays queued in the
@@ -339,16 +360,19 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         kind = KINDS.get(request.proof_kind)
         if kind is None:
             self._reject(context, f"proof_kind {request.proof_kind} is not one of 1..4")
-        if kind != "porep":
-            context.abort(grpc.StatusCode.UNIMPLEMENTED, f"proof_kind {kind}: only POREP_SEAL_COMMIT is proved here")
-        if not request.vanilla_proof:
-            self._reject(context, "vanilla_proof is empty: a PoRep request carries the C1 wrapper JSON")
-        if len(request.vanilla_proof) > MAX_PAYLOAD:
-            self._reject(context, f"vanilla_proof is {len(request.vanilla_proof)} bytes, over the {MAX_PAYLOAD}-byte limit")
-        priority = PRIORITIES.get(request.priority, Priority.POREP)
+        if kind not in CARRIES:
+            context.abort(grpc.StatusCode.UNIMPLEMENTED, f"proof_kind {kind}: SnapDeals (SNAP_DEALS_UPDATE) is not "
+                                                         "proved here yet; PoRep, WinningPoSt and WindowPoSt are")
+        field_name = "vanilla_proof" if kind == "porep" else "vanilla_proofs"
+        if not getattr(request, field_name):
+            self._reject(context, f"{field_name} is empty: a {kind} request carries {CARRIES[kind]}")
+        payload = bytes(request.vanilla_proof) if kind == "porep" else post_payload(request)
+        if len(payload) > MAX_PAYLOAD:
+            self._reject(context, f"{field_name} is {len(payload)} bytes, over the {MAX_PAYLOAD}-byte limit")
+        priority = PRIORITIES.get(request.priority, KIND_PRIORITY[kind])
         request_id = request.request_id or str(uuid.uuid4())
         try:
-            rec = self.journal.submit(request_id, kind, bytes(request.vanilla_proof), int(priority))
+            rec = self.journal.submit(request_id, kind, payload, int(priority))
         except DuplicateRequestError as e:
             context.abort(grpc.StatusCode.ALREADY_EXISTS, str(e))
         except DamagedJobError as e:
