@@ -48,14 +48,14 @@ LAYERS: dict[str, int] = {
     "cuzk.r1cs": 4,
     "cuzk.gadgets": 5,
     "cuzk.groth16": 6,
-    "cuzk.interop": 7, "cuzk.porep": 7, "cuzk.post": 7,
+    "cuzk.interop": 7, "cuzk.porep": 7, "cuzk.post": 7, "cuzk.snap": 7,
     "cuzk.engine": 8,
     "cuzk.api": 9, "cuzk.service": 9, "cuzk.selftest": 9, "cuzk": 9,  # the service is built on the engine
     "cuzk.cli": 10, "cuzk.__main__": 10,
 }
 # (importer package, imported package) of one layer that may meet: util's helpers raise typed errors;
 # PoSt proves over the trees, gadgets and commitments of sealed sectors.
-ALLOWED_SIBLINGS = {("cuzk.util", "cuzk.errors"), ("cuzk.post", "cuzk.porep")}
+ALLOWED_SIBLINGS = {("cuzk.util", "cuzk.errors"), ("cuzk.post", "cuzk.porep"), ("cuzk.snap", "cuzk.porep")}
 # (importer module, imported module) outside cuzk.backend that may reach inside it:
 # `cuzk gpu build` and the selftest compile the kernels ahead through the loader; `cuzk gpu info`
 # reads the CUDA devices.

@@ -1,0 +1,1 @@
+"""SnapDeals (EmptySectorUpdate): the update encoding, its vanilla proofs and their wire form."""
