@@ -27,13 +27,13 @@ import numpy as np
 
 from cuzk import groth16
 from cuzk.backend import Backend, device_backends, get_backend
-from cuzk.engine.accounting import SYNTHESIS_GUESS_FACTOR, engine_host_bytes, witness_bytes, work_bytes
+from cuzk.engine.accounting import SYNTHESIS_GUESS_FACTOR, engine_host_bytes, witness_bytes
 from cuzk.engine.budget import MemoryBudget, host_limit
 from cuzk.engine.config import EngineConfig
 from cuzk.engine.expansion import expand_batch, expanded
 from cuzk.engine.jobs import (CircuitSpec, DeviceFaultError, Job, JobCancelledError, Priority, Task)
 from cuzk.engine.placement import (Device, Item, batch, batch_cap, device_fault, device_faults, packed, place,
-                                   serves, share, take_stranded)
+                                   reserve_for, serves, share, take_stranded)
 from cuzk.engine.porep import porep_spec_of, porep_tasks
 from cuzk.engine.processes import (measured, numba_threads, process_sizes, rss, start_synthesis_process,
                                    synthesis_threads, use_param_cache)
@@ -118,7 +118,7 @@ class Engine:
 
     def warm(self, spec: CircuitSpec, rehearse: bool | None = None) -> Resident:
         """preload(spec), then on each GPU that proves it what its first proof would make: the MSM
-        tables of its parameters (sized beside its items' work, as _reserve_for keeps it) and its
+        tables of its parameters (sized beside its items' work, as reserve_for keeps it) and its
         witness program; then a rehearsal (_rehearse: one throwaway proof) so that the first proof
         compiles and builds nothing. `rehearse` defaults to GPUs only: on a host backend warm only
         loads (a rehearsal there is a whole CPU proof)."""
@@ -130,7 +130,7 @@ class Engine:
             if not serves(dev, res):
                 continue
             with dev.backend.device_scope():
-                self._reserve_for(dev, res)
+                reserve_for(self.config, dev, res)
                 dev.backend.keep(list(vectors.values()), g2, getattr(res.circuit, "pce", None), program)
                 if dev.backend.device is not None if rehearse is None else rehearse:
                     self._rehearse(dev, res)
@@ -444,18 +444,6 @@ class Engine:
         with self._cond:
             return batch(self._gpu_queue, head, min(cap, share(self._devices, dev, head, self._gpu_queue)) - 1)
 
-    def _reserve_for(self, dev: Device, res: Resident) -> None:
-        """On a device, first (once per circuit) its VRAM plan for res's circuit under a cap
-        (Backend.plan_vram: which key vectors keep tables, which stream; VramBudgetError naming the
-        least cap when none fits), then keep what its workers' items use beside the MSM tables
-        (work_bytes, and one MSM's working memory) free of new tables (nothing on a host backend)."""
-        circuit = res.circuit
-        if res.key not in dev.plans:
-            vectors = {name: getattr(res.params.params, name) for name in PARAMS_VECTORS}
-            dev.plans[res.key] = dev.backend.plan_vram(circuit, vectors, self.config.pipeline.witness_batch)
-        dev.backend.reserve_beside_tables(work_bytes(self.config, circuit),
-                                          msm_points=max(circuit.domain_size, circuit.num_aux))
-
     def _host_threads(self) -> None:
         """A GPU worker's or finisher's thread: numba's parallel loops there (the host witness, the
         proof's assembly, verification) use gpus.gpu_threads threads (0: numba's default). numba's
@@ -470,7 +458,7 @@ class Engine:
             try:
                 with dev.backend.device_scope():
                     if not head.job.done:
-                        self._reserve_for(dev, head.res)
+                        reserve_for(self.config, dev, head.res)
                     batch += self._batchmates(head, dev)
                     self._run(batch, dev, back)
             except BaseException as e:  # noqa: BLE001 - outside any one item's proof: the batch's jobs carry it

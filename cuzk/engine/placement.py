@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from cuzk.backend import Backend, is_device_error
-from cuzk.engine.accounting import vectors_bytes, witness_bytes
+from cuzk.engine.accounting import vectors_bytes, witness_bytes, work_bytes
 from cuzk.engine.budget import Reservation
 from cuzk.engine.config import EngineConfig
 from cuzk.engine.jobs import Job
@@ -28,6 +28,7 @@ from cuzk.engine.residency import Resident
 from cuzk.errors import (BudgetError, InputError, ProofVerificationError, SynthesisError,
                          UnsatisfiedConstraintError)
 from cuzk.groth16 import AnyCircuit
+from cuzk.groth16.keys import PARAMS_VECTORS
 from cuzk.porep import program_witness
 
 
@@ -99,7 +100,7 @@ def batch_cap(config: EngineConfig, circuit: AnyCircuit, free: int | None) -> in
     bytes free on the GPU (None: a host backend) no more than fit there (32 bytes per variable each)
     in memory.vram_fraction of them, less one partition's prover vectors (4 x 32 x domain size); at
     least one. The engine keeps no VRAM ledger for items: the CUDA backend keeps their work's room free
-    of new tables (Engine's _reserve_for), and this is the memory free when the batch forms: two workers
+    of new tables (reserve_for), and this is the memory free when the batch forms: two workers
     of one device forming batches at the same moment may both count the same bytes. The batch's
     witnesses stay on the device until its last item is proved."""
     cap = config.pipeline.witness_batch
@@ -166,3 +167,15 @@ def share(devices: list[Device], dev: Device, head: Item, queue: list[Item]) -> 
     others = sum(1 for d in devices if d is not dev and d.fault is None and d.busy < d.workers and serves(d, res)
                  and (res.key in d.circuits or room(d, res)))
     return -(-waiting // (1 + others))
+
+
+def reserve_for(config: EngineConfig, dev: Device, res: Resident) -> None:
+    """On a device, first (once per circuit) its VRAM plan for res's circuit under a cap
+    (Backend.plan_vram: which key vectors keep tables, which stream; VramBudgetError naming the
+    least cap when none fits), then keep what its workers' items use beside the MSM tables
+    (work_bytes, and one MSM's working memory) free of new tables (nothing on a host backend)."""
+    circuit = res.circuit
+    if res.key not in dev.plans:
+        vectors = {name: getattr(res.params.params, name) for name in PARAMS_VECTORS}
+        dev.plans[res.key] = dev.backend.plan_vram(circuit, vectors, config.pipeline.witness_batch)
+    dev.backend.reserve_beside_tables(work_bytes(config, circuit), msm_points=max(circuit.domain_size, circuit.num_aux))
