@@ -1589,7 +1589,8 @@ class HarnessCheck(Surface):
 
 from .state_surfaces import STATE_SURFACES  # noqa: E402 - they build on the classes above
 from .post_surfaces import POST_SURFACES  # noqa: E402
+from .snap_surfaces import SNAP_SURFACES  # noqa: E402
 
 SURFACES: list[type[Surface]] = [Points, Proofs, ParamsFiles, VkFiles, C1, Sectors, ParamsCache, Parents, ApiTypes,
-                                 Cli, *STATE_SURFACES, *POST_SURFACES]
+                                 Cli, *STATE_SURFACES, *POST_SURFACES, *SNAP_SURFACES]
 SURFACE_IDS = {cls.name: i + 1 for i, cls in enumerate(SURFACES)} | {HarnessCheck.name: 99}
