@@ -85,3 +85,9 @@ def test_round_trip_8mib(tmp_path):
     sector, data, u = sealed_and_encoded("StackedDrg8MiBV1_1", tmp_path / "s", np.random.default_rng(3))
     assert decode(sector, u.replica, u.comm_d_new) == data.tobytes()
     assert u.proof.partitions == 4
+    from cuzk.snap.bincode import read_vproof_json, write_vproof_json
+    from cuzk.snap.vanilla import prove_all, public_inputs, verify_partition
+    proofs = read_vproof_json(write_vproof_json(prove_all(u), 1), 1)
+    for pub, proof in zip(public_inputs(u), proofs):
+        verify_partition(1, pub, proof)
+        assert pub.to_ints(u.proof)[0] == 32 + pub.k
