@@ -19,7 +19,7 @@ from cuzk.hashes.poseidon import hash_trace, trace_length
 from cuzk.hashes.poseidon_constants import R, constants
 
 
-def _constraints(codes: list[int], inputs: list[int], arity: int) -> list[tuple[dict, dict, dict]]:
+def _constraints(codes: list[int], inputs: list[int], arity: int, tag: int | None) -> list[tuple[dict, dict, dict]]:
     """Rows of neptune's legacy circuit; codes: the trace's variables in order, inputs: preimage codes.
 
     An element is an allocated code (int) or a linear combination {code: coeff} (neptune's Elt::Num).
@@ -61,7 +61,7 @@ def _constraints(codes: list[int], inputs: list[int], arity: int) -> list[tuple[
         return [product(state, [mat[i][j] for i in range(t)]) for j in range(t)]
 
     # first full round
-    x = (c.domain_tag + crc[0]) % R
+    x = ((c.domain_tag if tag is None else tag) + crc[0]) % R
     state: list = [{one: (pow(x, 5, R) + crc[t]) % R}]
     for i in range(1, t):
         pre, post = crc[i], crc[t + i]
@@ -94,10 +94,10 @@ def _constraints(codes: list[int], inputs: list[int], arity: int) -> list[tuple[
 
 
 @lru_cache(maxsize=None)
-def _template_rows(arity: int):
+def _template_rows(arity: int, tag: int | None):
     """The rows over placeholder codes: trace variable j is -2 - j, input i is -1000000 - i."""
     n = trace_length(arity)
-    rows = _constraints([-2 - j for j in range(n)], [-1_000_000 - i for i in range(arity)], arity)
+    rows = _constraints([-2 - j for j in range(n)], [-1_000_000 - i for i in range(arity)], arity, tag)
     specs = []
     for m in range(3):
         indptr = np.zeros(len(rows) + 1, np.int64)
@@ -113,19 +113,20 @@ def _template_rows(arity: int):
     return specs
 
 
-def poseidon_hash(scope, inputs: list[Num], arity: int | None = None) -> Num:
-    """neptune's circuit::poseidon_hash (Merkle-tree tag) of `arity` allocated numbers."""
+def poseidon_hash(scope, inputs: list[Num], arity: int | None = None, tag: int | None = None) -> Num:
+    """neptune's circuit::poseidon_hash of `arity` allocated numbers; `tag`: the domain tag (default
+    the Merkle-tree tag; 2^40 is GenRandomness's, Poseidon_GR), a constant of the first round."""
     arity = len(inputs) if arity is None else arity
     if len(inputs) != arity:
         raise InputError(f"Poseidon-{arity} takes {arity} inputs, got {len(inputs)}")
     n = trace_length(arity)
-    trace = hash_trace(np.stack([x.val for x in inputs], axis=1), arity) if scope.has_values else None
+    trace = hash_trace(np.stack([x.val for x in inputs], axis=1), arity, tag) if scope.has_values else None
     codes = alloc_codes(scope, n, trace, trusted=True)
 
     def rows():
         specs = []
         in_codes = np.array([x.code for x in inputs], np.int64)
-        for indptr, tcodes, coeffs in _template_rows(arity):
+        for indptr, tcodes, coeffs in _template_rows(arity, tag):
             real = tcodes.copy()
             trace_ph = (real <= -2) & (real > -1_000_000)
             real[trace_ph] = codes[-2 - real[trace_ph]]

@@ -20,13 +20,14 @@ from cuzk.ff.fields import Fr
 from cuzk.hashes.poseidon_constants import R, constants, left_apply
 
 
-def hash_reference(inputs: list[int], arity: int) -> int:
-    """The plain permutation in Python ints (neptune's HashMode::Correct); output state[1]."""
+def hash_reference(inputs: list[int], arity: int, tag: int | None = None) -> int:
+    """The plain permutation in Python ints (neptune's HashMode::Correct); output state[1]. `tag`:
+    the domain tag in state[0] (default the Merkle-tree tag; 2^40 is GenRandomness's, Poseidon_GR)."""
     c = constants(arity)
     if len(inputs) != arity:
         raise InputError(f"Poseidon-{arity} takes {arity} inputs, got {len(inputs)}")
     t, half = c.width, c.full_rounds // 2
-    state = [c.domain_tag] + [int(x) % R for x in inputs]
+    state = [c.domain_tag if tag is None else tag % R] + [int(x) % R for x in inputs]
     for r in range(c.full_rounds + c.partial_rounds):
         state = [(x + k) % R for x, k in zip(state, c.round_constants[r * t:(r + 1) * t])]
         if r < half or r >= half + c.partial_rounds:
@@ -45,7 +46,7 @@ def trace_length(arity: int) -> int:
 
 
 @lru_cache(maxsize=None)
-def _tables(arity: int):
+def _tables(arity: int, tag: int | None = None):
     c = constants(arity)
     t = c.width
     mont = lambda xs: Fr.from_ints([x % R for x in xs])  # noqa: E731
@@ -53,7 +54,7 @@ def _tables(arity: int):
             mont([x for row in c.pre_sparse for x in row]).reshape(t, t, 4),
             mont([x for w, _ in c.sparse for x in w]).reshape(c.partial_rounds, t, 4),
             mont([x for _, v in c.sparse for x in v]).reshape(c.partial_rounds, t - 1, 4),
-            mont([c.domain_tag]), c.partial_rounds)
+            mont([c.domain_tag if tag is None else tag]), c.partial_rounds)
 
 
 @njit(cache=True)
@@ -141,27 +142,28 @@ def _hash_kernel(inp, out, crc, mds, pre, w_hat, v_rest, tag, rp, trace, record)
         limbs.fr_store(out[n], limbs.fr_load(state[1]))
 
 
-def _run(inputs: np.ndarray, arity: int, record: bool) -> tuple[np.ndarray, np.ndarray]:
+def _run(inputs: np.ndarray, arity: int, record: bool, tag: int | None) -> tuple[np.ndarray, np.ndarray]:
     if not (isinstance(inputs, np.ndarray) and inputs.dtype == np.uint64 and inputs.ndim == 3
             and inputs.shape[1:] == (arity, 4)):
         raise InputError(f"Poseidon-{arity} inputs must be an (n, {arity}, 4) uint64 Montgomery Fr array, "
                          f"got {getattr(inputs, 'dtype', type(inputs).__name__)} {getattr(inputs, 'shape', '')}")
-    crc, mds, pre, w_hat, v_rest, tag, rp = _tables(arity)
+    crc, mds, pre, w_hat, v_rest, tag_fr, rp = _tables(arity, tag)
     n = inputs.shape[0]
     out = np.empty((n, 4), np.uint64)
     trace = np.empty((n, trace_length(arity) if record else 0, 4), np.uint64)
-    _hash_kernel(np.ascontiguousarray(inputs), out, crc, mds, pre, w_hat, v_rest, tag, rp, trace, record)
+    _hash_kernel(np.ascontiguousarray(inputs), out, crc, mds, pre, w_hat, v_rest, tag_fr, rp, trace, record)
     return out, trace
 
 
-def hash_many(inputs: np.ndarray, arity: int) -> np.ndarray:
-    """Poseidon (Filecoin Merkle-tree tag) of n preimages: (n, arity, 4) Montgomery Fr -> (n, 4)."""
-    return _run(inputs, arity, False)[0]
+def hash_many(inputs: np.ndarray, arity: int, tag: int | None = None) -> np.ndarray:
+    """Poseidon of n preimages: (n, arity, 4) Montgomery Fr -> (n, 4); `tag` as hash_reference's
+    (default Filecoin's Merkle-tree tag)."""
+    return _run(inputs, arity, False, tag)[0]
 
 
-def hash_trace(inputs: np.ndarray, arity: int) -> np.ndarray:
+def hash_trace(inputs: np.ndarray, arity: int, tag: int | None = None) -> np.ndarray:
     """(n, trace_length(arity), 4): the circuit's aux values of each hash, the output last."""
-    return _run(inputs, arity, True)[1]
+    return _run(inputs, arity, True, tag)[1]
 
 
 def hash_ints(rows: list[list[int]], arity: int) -> list[int]:

@@ -16,7 +16,7 @@ import numpy as np
 
 from cuzk.errors import InputError
 from cuzk.ff.fields import Fr
-from cuzk.hashes.poseidon_constants import R, constants, left_apply
+from cuzk.hashes.poseidon import hash_many
 from cuzk.porep.trees import fr_from_le
 from cuzk.snap.registry import RegisteredUpdateProof
 from cuzk.util.jsonio import quote
@@ -24,22 +24,9 @@ from cuzk.util.jsonio import quote
 GR_TAG = 1 << 40
 
 
-def _permute(a: int, b: int) -> int:
-    """The plain width-3 permutation from state [2^40, a, b]; output state[1]. cuzk.hashes.poseidon's
-    batched kernel fixes the Merkle tag (its tables are private), so this is Python ints, ~0.1 ms a hash."""
-    c = constants(2)
-    state, half = [GR_TAG, a, b], c.full_rounds // 2
-    for r in range(c.full_rounds + c.partial_rounds):
-        state = [(x + k) % R for x, k in zip(state, c.round_constants[3 * r:3 * r + 3])]
-        full = r < half or r >= half + c.partial_rounds
-        state = left_apply(c.mds, [pow(x, 5, R) for x in state] if full else [pow(state[0], 5, R)] + state[1:])
-    return state[1]
-
-
 def poseidon_gr(pairs: np.ndarray) -> np.ndarray:
     """Poseidon_GR of n pairs: (n, 2, 4) Montgomery Fr -> (n, 4)."""
-    flat = Fr.to_ints(np.ascontiguousarray(pairs, dtype=np.uint64).reshape(-1, 4))
-    return Fr.from_ints([_permute(a, b) for a, b in zip(flat[::2], flat[1::2])])
+    return hash_many(np.ascontiguousarray(pairs, dtype=np.uint64), 2, GR_TAG)
 
 
 def _pairs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
