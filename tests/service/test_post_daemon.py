@@ -122,9 +122,10 @@ def admitted(engine, job_id: str) -> bool:
 def test_post_proofs_through_the_daemon_verified_and_winning_admitted_first(tmp_path, sectors, rand, window_vanilla,
                                                                            winning_vanilla, monkeypatch):
     """A WindowPoSt partition (2 sectors) and a WinningPoSt proved and verified (their circuits then
-    resident and calibrated). Then, with the GPU worker held in a proof, a second job waiting for it
-    and a third taken by the dispatcher (every slot full): PoRep, WindowPoSt and WinningPoSt submitted
-    in that order at their kinds' default priorities are admitted WinningPoSt, WindowPoSt, PoRep."""
+    resident and calibrated). Then, with the engine's two slots held (GPU workers stopped in a proof)
+    and a third job taken by the dispatcher, waiting for a slot: PoRep, WindowPoSt and WinningPoSt submitted
+    in that order at their kinds' default priorities are admitted WinningPoSt, then WindowPoSt, PoRep
+    still waiting behind them (cancelled there, so that its proof costs nothing)."""
     from cuzk.porep.synthetic import synthetic_c1
     from cuzk.service.payload import wrap
 
@@ -147,10 +148,11 @@ def test_post_proofs_through_the_daemon_verified_and_winning_admitted_first(tmp_
         gate = Gate(PROVE)
         monkeypatch.setattr(partition, "prove", gate)
         gate.let(0)
-        stub.SubmitProof(window_request("hold-worker", rand, window_vanilla), timeout=10)
-        gate.wait_blocked(1)
-        stub.SubmitProof(window_request("hold-queue", rand, window_vanilla), timeout=10)
-        wait_for("hold-queue in the GPU queue", lambda: engine.stats()["queue"]["gpu"] == 1)
+        holds = ("hold-1", "hold-2")  # the engine's two slots (max_parallel_synthesis + gpu_queue_depth)
+        for job_id in holds:
+            stub.SubmitProof(window_request(job_id, rand, window_vanilla), timeout=10)
+        # each held by a GPU worker in the gate, or synthesized and waiting for one
+        wait_for("the slots full", lambda: gate.entered + engine.stats()["queue"]["gpu"] == len(holds))
         stub.SubmitProof(window_request("hold-dispatcher", rand, window_vanilla), timeout=10)
         wait_for("hold-dispatcher taken by the dispatcher", lambda: engine.stats()["queue"]["pending"] == 1)
         c1 = synthetic_c1("StackedDrg2KiBV1_1", prover_id=bytes(32), sector_id=5, ticket=b"\x01" * 32,
@@ -159,13 +161,16 @@ def test_post_proofs_through_the_daemon_verified_and_winning_admitted_first(tmp_
                     window_request("window", rand, window_vanilla), winning_request("winning", rand, winning_vanilla)):
             stub.SubmitProof(req, timeout=10)
         wait_for("all three pending", lambda: engine.stats()["queue"]["pending"] == 4)
+        gate.let(len(holds) + 1)  # the held jobs' proofs; the next ones stop in the gate, holding both slots
+        wait_for("winning and window admitted", lambda: admitted(engine, "winning") and admitted(engine, "window"))
+        order = [ev["job"] for ev in engine.timeline if ev["event"] == "admitted"]
+        assert order[-3:] == ["hold-dispatcher", "winning", "window"] and not admitted(engine, "porep")
+        assert stub.CancelProof(pb.CancelProofRequest(job_id="porep"), timeout=10).was_running is False
         gate.let(None)
-        for job_id in ("hold-worker", "hold-queue", "hold-dispatcher", "winning", "window"):
+        for job_id in (*holds, "hold-dispatcher", "winning", "window"):
             got = await_proof(stub, job_id)
             assert got.status == pb.AwaitProofResponse.COMPLETED and len(got.proof) == 192, got.error_message
-        wait_for("porep admitted", lambda: admitted(engine, "porep"))
-        stub.CancelProof(pb.CancelProofRequest(job_id="porep"), timeout=10)  # its proof is not this test's
-        order = [ev["job"] for ev in engine.timeline if ev["event"] == "admitted"]
-        assert order[-4:] == ["hold-dispatcher", "winning", "window", "porep"]
+        assert await_proof(stub, "porep", 10).status == pb.AwaitProofResponse.CANCELLED
+        assert not admitted(engine, "porep")  # cancelled while it waited behind them: never synthesized
     finally:
         stop(service, srv, channel)
