@@ -21,9 +21,10 @@ except PackageNotFoundError:  # running from a source tree that is not installed
 
 _API = ("prove", "verify", "seal", "Sector")
 _POST = ("winning_post", "window_post", "verify_winning_post", "verify_window_post")
+_SNAP = ("snap_prove", "snap_verify")
 __all__ = ["C1FormatError", "CuzkError", "InputError", "ParameterMismatchError", "ParamsNotFoundError",
            "ProofFormatError", "ProofVerificationError", "SectorError", "UnsatisfiedConstraintError",
-           "VanillaProofError", "__version__", *_API, *_POST]
+           "VanillaProofError", "__version__", *_API, *_POST, *_SNAP]
 
 
 def __getattr__(name: str):
@@ -35,4 +36,8 @@ def __getattr__(name: str):
         from cuzk.post import proving
 
         return getattr(proving, name)
+    if name in _SNAP:
+        from cuzk.snap import proving as snap_proving
+
+        return getattr(snap_proving, name)
     raise AttributeError(f"module 'cuzk' has no attribute {name!r}")
