@@ -153,8 +153,8 @@ def snap_prove(proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_ne
     `allow_setup`: without the official parameters, use cuzk's own (their proofs are not the chain's).
     Every vanilla proof is checked before any is proved."""
     p = get_update_proof(proof)
-    vanilla = vanilla_of(p, vanilla_proofs)
     publics = [public_inputs(comm_r_old, comm_r_new, comm_d_new, k) for k in range(p.partitions)]
+    vanilla = vanilla_of(p, vanilla_proofs)
     witnesses = [partition_witness(p, public, v) for public, v in zip(publics, vanilla)]
     return [_prove(p, public, w, allow_setup, backend, progress) for public, w in zip(publics, witnesses)]
 
