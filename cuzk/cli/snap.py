@@ -1,13 +1,15 @@
-"""`cuzk snap prove` and `cuzk snap verify` (cuzk.cli): the SnapDeals (EmptySectorUpdate) proof of an
-update from curio's snap-vproof.json and the three commitments, one 192-byte proof per partition,
-verified before it is written atomically; and its check from the commitments alone."""
+"""`cuzk snap encode`, `prove` and `verify` (cuzk.cli): new data encoded into a CC sector sealed by `cuzk
+seal` (the new replica and curio's snap-vproof.json written atomically, the commitments printed); the
+SnapDeals (EmptySectorUpdate) proof of an update from its snap-vproof.json and the three commitments,
+one 192-byte proof per partition, verified before it is written atomically; and its check from the
+commitments alone."""
 from __future__ import annotations
 
 import argparse
 import time
 from pathlib import Path
 
-from cuzk.cli.checks import check_input, check_output
+from cuzk.cli.checks import check_directory, check_input, check_output
 from cuzk.util.atomic import atomic_write
 from cuzk.util.jsonio import as_hex, read_limited
 
@@ -23,6 +25,27 @@ def _commitments(args: argparse.Namespace) -> tuple[bytes, bytes, bytes]:
         option = "--" + name.replace("_", "-")
         out.append(as_hex(getattr(args, name).removeprefix("0x"), option, 32))
     return out[0], out[1], out[2]
+
+
+def _encode(args: argparse.Namespace) -> int:
+    check_directory("SECTOR_DIR", args.sector)
+    check_input("DATA_FILE", args.data)
+    for option in ("--vproof", "--replica"):
+        check_output(option, getattr(args, option[2:]))
+    from cuzk.porep.seal import Sector
+    from cuzk.snap.bincode import write_vproof_json
+    from cuzk.snap.encode import encode
+    from cuzk.snap.vanilla import prove_all
+
+    sector = Sector.open(Path(args.sector))
+    data = read_limited(args.data, what="DATA_FILE", max_bytes=sector.proof.sector_size)
+    update = encode(sector, data)
+    atomic_write(Path(args.replica), update.replica)
+    atomic_write(Path(args.vproof), write_vproof_json(prove_all(update), update.proof))
+    for name in COMMITMENTS:
+        print(f"{name} {getattr(update, name).hex()}")
+    print(f"proof {update.proof.name}")
+    return 0
 
 
 def _prove(args: argparse.Namespace) -> int:
@@ -72,6 +95,13 @@ def _verify(args: argparse.Namespace) -> int:
 def add_commands(sub) -> None:
     sp = sub.add_parser("snap", help="prove or verify a SnapDeals (EmptySectorUpdate) update")
     ssub = sp.add_subparsers(dest="snap_command", required=True)
+    ep = ssub.add_parser("encode", help="encode new data into a sealed CC sector: write the new replica and "
+                                        "snap-vproof.json, print the commitments")
+    ep.add_argument("sector", metavar="SECTOR_DIR", help="a CC sector sealed by `cuzk seal`")
+    ep.add_argument("data", metavar="DATA_FILE", help="the new data: the sector size, every 32 bytes a canonical Fr")
+    ep.add_argument("--vproof", required=True, help="snap-vproof.json to write atomically (the vanilla proofs)")
+    ep.add_argument("--replica", required=True, help="the new replica to write atomically")
+    ep.set_defaults(run=_encode)
     pp = ssub.add_parser("prove", help="the update's proof (192 bytes per partition) from curio's snap-vproof.json; "
                                        "printed as hex (a line per partition) or written with --out")
     pp.add_argument("vproof", metavar="VPROOF_JSON", help="snap-vproof.json: one base64 vanilla proof per partition")

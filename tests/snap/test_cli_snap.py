@@ -1,15 +1,16 @@
-"""`cuzk snap prove|verify`: bad commitments, vanilla proofs, proof files and names exit 2 with one
-typed line (fast); a 2KiB update proved from its snap-vproof.json, written atomically and verified from
-the commitments, a tampered proof file INVALID (slow)."""
+"""`cuzk snap encode|prove|verify`: bad commitments, vanilla proofs, proof files, names and sector
+directories exit 2 with one typed line (fast); a 2KiB sector sealed by `cuzk seal`, updated by `cuzk
+snap encode`, proved from its snap-vproof.json, written atomically and verified from the printed
+commitments, a tampered proof file INVALID (slow)."""
 import numpy as np
 import pytest
 
 from cuzk.cli import main
 from cuzk.porep import params_cache
-from cuzk.snap.bincode import write_vproof_json
-from cuzk.snap.vanilla import prove_all
+from cuzk.porep.seal import Sector
+from cuzk.snap.encode import decode
 
-from .sealed import sealed_and_encoded
+from .sealed import random_data
 
 COMM = "11" * 31 + "0a"  # a canonical Fr
 
@@ -55,24 +56,36 @@ def test_bad_inputs_exit_2(tmp_path, cache, capsys):
     proof.write_bytes(bytes(191))
     assert main(["snap", "verify", str(proof), "--proof", "0", *_comm_args()]) == 2
     _one_line_error(capsys, "PROOF_FILE", "191 bytes")
+    assert main(["snap", "encode", str(tmp_path / "nope"), str(proof), "--vproof", str(tmp_path / "v2.json"),
+                 "--replica", str(tmp_path / "r")]) == 2
+    _one_line_error(capsys, "SECTOR_DIR", "nope")
 
 
 @pytest.mark.slow
-def test_prove_and_verify(tmp_path, cache, capsys):
-    _, _, u = sealed_and_encoded("StackedDrg2KiBV1_1", tmp_path / "s", np.random.default_rng(9))
-    vproof = tmp_path / "snap-vproof.json"
-    vproof.write_bytes(write_vproof_json(prove_all(u), u.proof))
-    comms = _comm_args(u.comm_r_old.hex(), u.comm_r_new.hex(), u.comm_d_new.hex())
+def test_encode_prove_and_verify(tmp_path, cache, capsys):
+    sector = tmp_path / "s"
+    assert main(["seal", str(sector), "--sector-id", "5", "--ticket", "cd" * 32, "-q"]) == 0
+    data = random_data(np.random.default_rng(9), 64).tobytes()
+    (tmp_path / "data").write_bytes(data)
+    vproof, replica = tmp_path / "snap-vproof.json", tmp_path / "replica"
+    capsys.readouterr()
+    assert main(["snap", "encode", str(sector), str(tmp_path / "data"), "--vproof", str(vproof),
+                 "--replica", str(replica)]) == 0
+    printed = dict(line.split() for line in capsys.readouterr().out.splitlines())
+    assert printed["proof"] == "StackedDrg2KiBV1"
+    assert printed["comm_r_old"] == Sector.open(sector).comm_r.hex()
+    assert decode(Sector.open(sector), replica.read_bytes(), bytes.fromhex(printed["comm_d_new"])) == data
+    comms = _comm_args(printed["comm_r_old"], printed["comm_r_new"], printed["comm_d_new"])
     out = tmp_path / "proof.bin"
-    assert main(["snap", "prove", str(vproof), "--proof", u.proof.name, *comms, "--out", str(out),
+    assert main(["snap", "prove", str(vproof), "--proof", "0", *comms, "--out", str(out),
                  "--allow-setup", "--backend", "cpu", "-q"]) == 0
     assert "wrote 192 bytes" in capsys.readouterr().out and out.stat().st_size == 192
-    assert main(["snap", "verify", str(out), "--proof", u.proof.name, *comms]) == 0
+    assert main(["snap", "verify", str(out), "--proof", "StackedDrg2KiBV1", *comms]) == 0
     assert "valid" in capsys.readouterr().out
-    data = out.read_bytes()
-    out.write_bytes(data[144:] + data[48:144] + data[:48])  # A and C exchanged
-    assert main(["snap", "verify", str(out), "--proof", u.proof.name, *comms]) == 1
+    proof = out.read_bytes()
+    out.write_bytes(proof[144:] + proof[48:144] + proof[:48])  # A and C exchanged
+    assert main(["snap", "verify", str(out), "--proof", "0", *comms]) == 1
     assert "INVALID" in capsys.readouterr().out
-    wrong = _comm_args(u.comm_r_old.hex(), u.comm_c.hex(), u.comm_d_new.hex())
-    out.write_bytes(data)
-    assert main(["snap", "verify", str(out), "--proof", u.proof.name, *wrong]) == 1
+    out.write_bytes(proof)
+    assert main(["snap", "verify", str(out), "--proof", "0", *_comm_args(printed["comm_r_old"], COMM,
+                                                                         printed["comm_d_new"])]) == 1
