@@ -23,9 +23,10 @@ networks: the chain rejects their proofs). At start one log line per circuit say
 After a restart `resume` starts every journaled job that had not finished; finished jobs are kept
 for results_ttl_s (default 7 days) and then expired by `run_expiry`'s thread. PoRep (its C1 wrapper
 JSON, cuzk.service.payload), WinningPoSt and WindowPoSt partitions (their vanilla_proofs, registered
-proof, randomness and partition index, cuzk.service.post_payload; 192 bytes a proof) are proved;
-SnapDeals is answered UNIMPLEMENTED. A request's priority 0 takes its kind's: WinningPoSt before
-WindowPoSt before PoRep.
+proof, randomness and partition index, cuzk.service.post_payload; 192 bytes a proof) and SnapDeals
+updates (their vanilla proofs, registered update proof and commitments, cuzk.service.snap_payload;
+192 bytes a partition, in partition order) are proved. A request's priority 0 takes its kind's:
+WinningPoSt before WindowPoSt before PoRep = SnapDeals.
 """
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from cuzk.engine.engine import Engine, Job, JobCancelledError, Priority
 from cuzk.engine.porep import porep_spec_of
 from cuzk.engine.post import POST_PRIORITY, submit_post
+from cuzk.engine.snap import submit_snap
 from cuzk.errors import CuzkError, InputError, ParamsNotFoundError
 from cuzk.porep.params_cache import official_files, porep_stem
 from cuzk.porep.proving import circuit_identity
@@ -59,6 +61,7 @@ from cuzk.service.payload import MAX_PAYLOAD, parse_porep
 from cuzk.service.post_payload import KIND_OF, parse_post, post_payload
 from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
 from cuzk.service.proto.cuzk.v1 import proving_pb2_grpc as pb_grpc
+from cuzk.service.snap_payload import parse_snap, snap_payload
 
 log = logging.getLogger("cuzk.daemon")
 
@@ -69,10 +72,15 @@ KINDS = {pb.POREP_SEAL_COMMIT: "porep", pb.SNAP_DEALS_UPDATE: "snap", pb.WINDOW_
 # the contract's priorities onto the engine's (0: the kind's default, as curio's daemon does)
 PRIORITIES = {pb.CRITICAL: Priority.WINNING_POST, pb.HIGH: Priority.WINDOW_POST, pb.NORMAL: Priority.POREP,
               pb.LOW: Priority.POREP}
-KIND_PRIORITY = {"porep": Priority.POREP} | {kind: POST_PRIORITY[k] for kind, k in KIND_OF.items()}
-# what a request of each proved kind carries (in vanilla_proof for PoRep, vanilla_proofs for PoSt)
+KIND_PRIORITY = {"porep": Priority.POREP, "snap": Priority.SNAP_DEALS} | {
+    kind: POST_PRIORITY[k] for kind, k in KIND_OF.items()}
+# what a request of each kind carries (in vanilla_proof for PoRep, vanilla_proofs for PoSt and SnapDeals,
+# whose snap-vproof.json may come in vanilla_proof instead) and its journaled payload
 CARRIES = {"porep": "the C1 wrapper JSON", "window_post": "one bincode vanilla proof per sector",
-           "winning_post": "one bincode vanilla proof"}
+           "winning_post": "one bincode vanilla proof",
+           "snap": "one bincode vanilla proof per partition (or snap-vproof.json in vanilla_proof)"}
+PAYLOADS = {"porep": lambda request: bytes(request.vanilla_proof), "window_post": post_payload,
+            "winning_post": post_payload, "snap": snap_payload}
 CIRCUITS = {"porep-2k": "StackedDrg2KiBV1_1", "porep-8m": "StackedDrg8MiBV1_1", "porep-512m": "StackedDrg512MiBV1_1",
             "porep-32g": "StackedDrg32GiBV1_1", "porep-64g": "StackedDrg64GiBV1_1"}
 START_THREADS = 4  # jobs whose payloads are parsed and checked at once
@@ -229,6 +237,10 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         if rec.kind == "porep":
             c1 = parse_porep(rec.payload, sector_size)
             return partial(self.engine.submit_porep, c1, priority, job_id=rec.request_id)
+        if rec.kind == "snap":
+            snap = parse_snap(rec.payload)
+            return partial(submit_snap, self.engine, snap.proof, snap.comm_r_old, snap.comm_r_new, snap.comm_d_new,
+                           snap.vanilla_proofs, priority, rec.request_id)
         post = parse_post(rec.payload, rec.kind)
         return partial(submit_post, self.engine, post.proof, post.randomness, post.vanilla_proofs,
                        post.partition_index, priority, rec.request_id)
@@ -360,13 +372,10 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         kind = KINDS.get(request.proof_kind)
         if kind is None:
             self._reject(context, f"proof_kind {request.proof_kind} is not one of 1..4")
-        if kind not in CARRIES:
-            context.abort(grpc.StatusCode.UNIMPLEMENTED, f"proof_kind {kind}: SnapDeals (SNAP_DEALS_UPDATE) is not "
-                                                         "proved here yet; PoRep, WinningPoSt and WindowPoSt are")
         field_name = "vanilla_proof" if kind == "porep" else "vanilla_proofs"
-        if not getattr(request, field_name):
+        if not (getattr(request, field_name) or kind == "snap" and request.vanilla_proof):
             self._reject(context, f"{field_name} is empty: a {kind} request carries {CARRIES[kind]}")
-        payload = bytes(request.vanilla_proof) if kind == "porep" else post_payload(request)
+        payload = PAYLOADS[kind](request)
         if len(payload) > MAX_PAYLOAD:
             self._reject(context, f"{field_name} is {len(payload)} bytes, over the {MAX_PAYLOAD}-byte limit")
         priority = PRIORITIES.get(request.priority, KIND_PRIORITY[kind])

@@ -140,9 +140,6 @@ def test_unknown_jobs_kinds_and_circuits(daemon):
             call(req, timeout=10)
         assert info.value.code() == grpc.StatusCode.NOT_FOUND and "nope" in info.value.details()
     with pytest.raises(grpc.RpcError) as info:
-        stub.SubmitProof(pb.SubmitProofRequest(proof_kind=pb.SNAP_DEALS_UPDATE, vanilla_proofs=[b"x"]), timeout=10)
-    assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED and "SnapDeals" in info.value.details()
-    with pytest.raises(grpc.RpcError) as info:
         stub.PreloadSRS(pb.PreloadSrsRequest(circuit_id="porep-3g"), timeout=10)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "porep-32g" in info.value.details()
 

@@ -1,0 +1,49 @@
+"""A SnapDeals update as engine work: the CircuitSpec of a registered update proof's partition circuit
+and one Task per partition (cuzk.snap.proving does the SnapDeals part: the vanilla checks, the
+witness, the circuit and its parameters). Snap has no packed witness program: a Task's witness is the
+partition's full assignment, synthesized in a worker process.
+
+    job = submit_snap(engine, "StackedDrg2KiBV1", comm_r_old, comm_r_new, comm_d_new, vanilla)
+    proof = job.result(timeout=600)              # 192 bytes per partition, in partition order, verified
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+from cuzk.engine.engine import Engine
+from cuzk.engine.jobs import CircuitSpec, Job, Priority, Task
+from cuzk.snap.proving import (ProofName, VanillaSource, full_witness, load_snap_circuit, partition_witness,
+                               public_inputs, snap_shape, vanilla_of)
+from cuzk.snap.registry import get_update_proof
+
+
+def snap_spec_of(proof: ProofName, progress: bool = False, allow_setup: bool = False) -> CircuitSpec:
+    """The resident-circuit spec of a registered update proof's partition circuit (its PCE and its
+    parameters: the official ones, or with `allow_setup` cuzk's own), keyed by its parameter file's
+    stem (one circuit per sector size)."""
+    p = get_update_proof(proof)
+    return CircuitSpec(p.params_stem, partial(load_snap_circuit, p, allow_setup=allow_setup, progress=progress))
+
+
+def snap_tasks(proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_new: bytes,
+               vanilla_proofs: Sequence[VanillaSource] | str | bytes) -> list[Task]:
+    """One Task per partition, in order (its full witness by a picklable call, its public inputs),
+    every partition's vanilla proof checked here first (InputError naming a commitment,
+    SnapVanillaFormatError, SnapVanillaProofError)."""
+    p = get_update_proof(proof)
+    publics = [public_inputs(comm_r_old, comm_r_new, comm_d_new, k) for k in range(p.partitions)]
+    witnesses = [partition_witness(p, public, v) for public, v in zip(publics, vanilla_of(p, vanilla_proofs))]
+    shape = snap_shape(p)
+    return [Task(partial(full_witness, shape, w), public.to_ints(p)) for public, w in zip(publics, witnesses)]
+
+
+def submit_snap(engine: Engine, proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_new: bytes,
+                vanilla_proofs: Sequence[VanillaSource] | str | bytes, priority: Priority = Priority.SNAP_DEALS,
+                job_id: str | None = None, allow_setup: bool | None = None) -> Job:
+    """Queue a SnapDeals update's proof (snap_tasks checks it first) on `engine`; `allow_setup`
+    defaults to the engine's srs.allow_setup."""
+    p = get_update_proof(proof)
+    tasks = snap_tasks(p, comm_r_old, comm_r_new, comm_d_new, vanilla_proofs)
+    allow = engine.config.srs.allow_setup if allow_setup is None else allow_setup
+    return engine.submit(snap_spec_of(p, allow_setup=allow), tasks, priority, job_id)
