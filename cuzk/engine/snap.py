@@ -13,8 +13,8 @@ from functools import partial
 
 from cuzk.engine.engine import Engine
 from cuzk.engine.jobs import CircuitSpec, Job, Priority, Task
-from cuzk.snap.proving import (ProofName, VanillaSource, full_witness, load_snap_circuit, partition_witness,
-                               public_inputs, snap_shape, vanilla_of)
+from cuzk.snap.proving import (ProofName, VanillaSource, checked_partitions, full_witness, load_snap_circuit,
+                               snap_shape)
 from cuzk.snap.registry import get_update_proof
 
 
@@ -32,10 +32,9 @@ def snap_tasks(proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_ne
     every partition's vanilla proof checked here first (InputError naming a commitment,
     SnapVanillaFormatError, SnapVanillaProofError)."""
     p = get_update_proof(proof)
-    publics = [public_inputs(comm_r_old, comm_r_new, comm_d_new, k) for k in range(p.partitions)]
-    witnesses = [partition_witness(p, public, v) for public, v in zip(publics, vanilla_of(p, vanilla_proofs))]
     shape = snap_shape(p)
-    return [Task(partial(full_witness, shape, w), public.to_ints(p)) for public, w in zip(publics, witnesses)]
+    return [Task(partial(full_witness, shape, w), public.to_ints(p))
+            for public, w in checked_partitions(p, comm_r_old, comm_r_new, comm_d_new, vanilla_proofs)]
 
 
 def submit_snap(engine: Engine, proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_new: bytes,

@@ -153,10 +153,18 @@ def snap_prove(proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_ne
     `allow_setup`: without the official parameters, use cuzk's own (their proofs are not the chain's).
     Every vanilla proof is checked before any is proved."""
     p = get_update_proof(proof)
+    return [_prove(p, public, w, allow_setup, backend, progress)
+            for public, w in checked_partitions(p, comm_r_old, comm_r_new, comm_d_new, vanilla_proofs)]
+
+
+def checked_partitions(proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_new: bytes,
+                       vanilla_proofs: Sequence[VanillaSource] | str | bytes) -> list[tuple[PublicInputs, PartitionWitness]]:
+    """Each partition's (public inputs, circuit witness), in order, every vanilla proof checked first
+    (partition_witness): what snap_prove proves and the engine's tasks carry."""
+    p = get_update_proof(proof)
     publics = [public_inputs(comm_r_old, comm_r_new, comm_d_new, k) for k in range(p.partitions)]
     vanilla = vanilla_of(p, vanilla_proofs)
-    witnesses = [partition_witness(p, public, v) for public, v in zip(publics, vanilla)]
-    return [_prove(p, public, w, allow_setup, backend, progress) for public, w in zip(publics, witnesses)]
+    return [(public, partition_witness(p, public, v)) for public, v in zip(publics, vanilla)]
 
 
 def read_proof(proof: ProofName, k: int, proof_bytes: bytes) -> Proof:
