@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -53,17 +52,19 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
         w = _witness(circuit, r1cs if witness is None else witness)
     k, n = circuit.num_inputs, circuit.domain_size
     _check_params(params.vk, params.lengths(), circuit)
-    room = QuotientRoom(32 * circuit.num_columns, 32 * n)
-    offload = not backend.has_room(room.lean)
+    # the witness and three domain vectors: A w, B w, C w at once (the check), or the quotient's
+    # A B, next vector and transform scratch; the checked evaluations feed the quotient when two more fit
+    three = 32 * circuit.num_columns + 3 * 32 * n
+    offload = not backend.has_room(three)
     abc: list = [None, None, None]
-    if check and backend.has_room(room.check):
+    if check and not offload:
         with stage("evaluate"):
             abc = list(circuit.evaluate(backend, w))
         with stage("check"):
             bad = backend.first_unsatisfied(*abc)
             if bad is not None:
                 raise UnsatisfiedConstraintError(bad)
-        if not backend.has_room(room.reuse):
+        if not backend.has_room(three + 2 * 32 * n):
             abc = [None, None, None]
     elif check:
         log.info("prove: no room for the three evaluations at once; the proof's verification is the check")
@@ -102,29 +103,6 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     log.info("prove: %d constraints, domain %d, %s backend: %.3f s", circuit.num_constraints, n,
              backend.name, stage.timings["total"])
     return Proof(*points, timings=stage.timings)
-
-
-@dataclass(frozen=True)
-class QuotientRoom:
-    """Device bytes beside the witness's W (32 per variable) for the quotient's ways, with V = 32 n
-    bytes per vector over the domain: `check` holds A w, B w, C w at once; `reuse` also a padded
-    vector and a transform's scratch (the checked evaluations then feed the quotient); `lean` holds
-    A B's coset values, the next vector and the scratch (`quotient` without offload)."""
-
-    witness: int
-    vector: int
-
-    @property
-    def check(self) -> int:
-        return self.witness + 3 * self.vector
-
-    @property
-    def reuse(self) -> int:
-        return self.witness + 5 * self.vector
-
-    @property
-    def lean(self) -> int:
-        return self.witness + 3 * self.vector
 
 
 def quotient(backend: Backend, evaluation: Callable[[int], Any], offload: bool = False):

@@ -77,8 +77,8 @@ class Stage(NamedTuple):
 
 
 class StageTimer:
-    """Wall time per named stage: `timings` (seconds by stage name) and `events`, the timeline of
-    Stage(stage, start, end) in the order the stages ended.
+    """Wall time per named stage: `timings` (seconds by stage name, summed when a stage runs more than
+    once) and `events`, the timeline of Stage(stage, start, end) in the order the stages ended.
 
     A stage is timed by `with timer("msm"):` or, for a pipeline of consecutive steps, ended by
     `timer.mark("tree_d")` (it began where the previous stage ended, or at the timer's creation). Each
@@ -105,7 +105,7 @@ class StageTimer:
 
     def _record(self, stage: str, start: float) -> None:
         end = time.perf_counter()
-        self.timings[stage] = end - start
+        self.timings[stage] = self.timings.get(stage, 0.0) + end - start
         self.events.append(Stage(stage, start, end))
         self.logger.debug("%s: %-9s %8.3f s", self.label, stage, end - start)
         if self.echo:

@@ -14,6 +14,7 @@ imported lazily: this module imports on machines without a GPU.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ from cuzk.backend.cuda.memory import VramBudget
 from cuzk.errors import InputError, VramBudgetError
 
 __all__ = ["MsmInputError", "MsmBytes", "MsmPlan", "PreparedBases", "choose_plan", "msm_bytes", "pippenger",
-           "plan_for", "scalar_mul_points", "to_numpy_points", "windows"]
+           "plan_for", "scalar_mul_points", "streamed_plan", "to_numpy_points", "windows"]
 
 _L0_MIN, _L0_MAX = 32, 256  # points per item when summing buckets, sized for about target_items items
 _WAVES = 8  # bucket-sum items: about this many waves of one _THREADS-thread block per SM
@@ -155,6 +156,13 @@ def _candidates(group: str, n: int, sparse: bool, items: int, precompute: bool, 
             if m * n < _INDEX_LIMIT:
                 plans.append(plan_for(group, n, c, m, sparse, items))
     return plans
+
+
+@lru_cache(maxsize=256)
+def streamed_plan(group: str, n: int, items: int, sparse: bool = True) -> MsmPlan:
+    """The cheapest one-multiple plan of n bases, whatever its memory: how a chunk of streamed bases
+    (used as they arrive, no table made) is summed."""
+    return choose_plan(group, n, VramBudget(1 << 62, "no limit"), items=items, sparse=sparse, precompute=False)
 
 
 def least_run_bytes(group: str, n: int, items: int) -> int:

@@ -27,11 +27,9 @@ import numpy as np
 from cuzk.backend.cuda import msm
 from cuzk.backend.cuda.device import cupy
 from cuzk.backend.cuda.layout import POINT_SHAPE, WORDS
-from cuzk.backend.cuda.memory import VramBudget
 from cuzk.ec.curves import G1, G2
 
 log = logging.getLogger("cuzk.cuda")
-_UNBOUNDED = VramBudget(1 << 62, "no limit")
 _CURVE = {"g1": G1, "g2": G2}
 
 
@@ -100,10 +98,6 @@ class PinnedArrays:
             pass
 
 
-def _chunk_plan(group: str, points: int, sparse: bool, items: int) -> msm.MsmPlan:
-    return msm.choose_plan(group, points, _UNBOUNDED, items=items, sparse=sparse, precompute=False)
-
-
 def msm_streamed(bases: np.ndarray, scalar_sets: Sequence, group: str, *, sparse: bool, chunk: int, items: int,
                  pinned: PinnedArrays, stats: StreamStats) -> list[np.ndarray]:
     """sum_i s_i P_i for each scalar set s (device (n, 4) uint64 Montgomery arrays) over the host
@@ -137,7 +131,7 @@ def msm_streamed(bases: np.ndarray, scalar_sets: Sequence, group: str, *, sparse
         compute.wait_event(ready)
         if k + 1 < len(ranges):
             ready = send(k + 1) if len(buffers) == 2 else None
-        plan = _chunk_plan(group, hi - lo, sparse, items)
+        plan = msm.streamed_plan(group, hi - lo, items, sparse)
         prepared = msm.PreparedBases(group, hi - lo, plan.c, 1, buffers[b][: hi - lo])
         for s, scalars in enumerate(scalar_sets):
             sc = scalars[lo:hi].view(cp.uint32).reshape(hi - lo, 8)

@@ -34,36 +34,28 @@ without CuPy.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from cuzk.backend.cuda import loader
 from cuzk.backend.cuda.layout import WORDS
-from cuzk.backend.cuda.memory import VramBudget
-from cuzk.backend.cuda.msm import MsmPlan, choose_plan, least_run_bytes, target_items
+from cuzk.backend.cuda.memory import CONTEXT_BYTES, VramBudget, pool_limit
+from cuzk.backend.cuda.msm import MsmPlan, choose_plan, least_run_bytes, streamed_plan, target_items
 from cuzk.errors import InputError, VramBudgetError, format_size
 from cuzk.util.sizes import parse_bytes
 
 __all__ = ["CONTEXT_BYTES", "GROUP", "HEADROOM", "MAX_CHUNK", "MIN_CHUNK", "VECTORS", "ProverShape", "VramPlan",
            "minimum_cap", "plan_prover", "pool_limit", "usable_bytes"]
 
-CONTEXT_BYTES = 1 << 30  # the CUDA context, the kernels' modules and NVRTC, outside CuPy's pool
 HEADROOM = 0.04  # of the pool: its rounding and fragmentation
 MIN_CHUNK = 1 << 20  # points per streamed chunk, at least and at most
 MAX_CHUNK = 1 << 24
 VECTORS = ("h", "l", "a", "b_g1", "b_g2")  # the key's MSM vectors, in the order the engine makes their tables
 GROUP = {"h": "g1", "l": "g1", "a": "g1", "b_g1": "g1", "b_g2": "g2"}
 _PHASE_OF = {"h": "msm_h", "l": "msm_l", "a": "msm_a", "b_g1": "msm_b", "b_g2": "msm_b"}
-_UNBOUNDED = VramBudget(1 << 62, "no limit")
 
 
 def _point_bytes(vector: str) -> int:
     return 4 * WORDS[GROUP[vector]]
-
-
-def pool_limit(cap: int) -> int:
-    """What CuPy's memory pool may hold under a device cap: the cap less CONTEXT_BYTES."""
-    return cap - CONTEXT_BYTES
 
 
 def usable_bytes(cap: int) -> int:
@@ -156,12 +148,6 @@ def _chunk_text(chunk: int) -> str:
     return f"2^{chunk.bit_length() - 1}-point"
 
 
-@lru_cache(maxsize=256)
-def _stream_run(group: str, points: int, items: int) -> int:
-    """Run bytes of the cheapest one-multiple plan of one streamed chunk."""
-    return choose_plan(group, points, _UNBOUNDED, items=items, precompute=False).bytes.run
-
-
 def _work(shape: ProverShape, layout: _Layout, vector: str, items: int) -> int:
     """Device bytes of one vector's MSM beside the held tables (module docstring)."""
     n = shape.length(vector)
@@ -171,7 +157,7 @@ def _work(shape: ProverShape, layout: _Layout, vector: str, items: int) -> int:
     if plan is not None:
         return max(plan.bytes.run, plan.bytes.prepare)
     k = min(layout.chunk, n)
-    return 2 * k * _point_bytes(vector) + _stream_run(GROUP[vector], k, items)
+    return 2 * k * _point_bytes(vector) + streamed_plan(GROUP[vector], k, items).bytes.run
 
 
 def _phases(shape: ProverShape, layout: _Layout, items: int, without: str | None = None) -> dict[str, int]:
