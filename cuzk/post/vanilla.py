@@ -7,22 +7,10 @@ InclusionPath = Vec<PathElement{hashes, index}>). Every node is a 32-byte little
 """
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
+from cuzk.porep.bincode import ProofData
 from cuzk.porep.trees import POSEIDON, MerklePath, level_arities
-
-
-class ProofData(enum.IntEnum):
-    """MerkleProof's enum variant (bincode u32): by tree shape 8-0-0, 8-8-0, 8-8-2."""
-
-    SINGLE = 0
-    SUB = 1
-    TOP = 2
-
-    @classmethod
-    def of_shape(cls, shape: tuple[int, int, int]) -> ProofData:
-        return cls.TOP if shape[2] else cls.SUB if shape[1] else cls.SINGLE
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ def refused(raw, pid=10, sector=3):
 def test_truncated_anywhere(raw2k):
     for n in list(range(0, 80)) + list(range(80, len(raw2k), 37)) + [len(raw2k) - 1]:
         e = refused(raw2k[:n])
-        assert "truncated" in e.reason and e.offset <= n
+        assert e.reason.startswith("truncated: ") and " needs " in e.reason and e.offset <= n
 
 
 def test_trailing_bytes(raw2k):
@@ -69,19 +69,19 @@ def test_trailing_bytes(raw2k):
 def test_wrong_variant_and_shape(raw2k):
     bad = raw2k[:56] + struct.pack("<I", 1) + raw2k[60:]
     e = refused(bad)
-    assert e.offset == 56 and "variant 1, expected 0 (Single)" in e.reason
+    assert e.offset == 56 and "inclusion proof 0 variant is 1, expected 0 (Single)" in e.reason
     e = refused(raw2k, pid=11)  # an 8MiB proof has 6 levels, not 2
-    assert e.offset == 124 and "path has 2 elements, expected 6" in e.reason
+    assert e.offset == 124 and "inclusion proof 0 path length is 2, expected 6" in e.reason
     e = refused(raw2k, pid=13)
-    assert e.offset == 56 and "expected 1 (Sub)" in e.reason
+    assert e.offset == 56 and "inclusion proof 0 variant is 0, expected 1 (Sub)" in e.reason
 
 
 @pytest.mark.parametrize("offset,value,what", [
-    (40, 2, "vanilla_proof.sectors has 2 elements, expected 1"),
-    (48, 9, "inclusion_proofs has 9 elements, expected 10"),
-    (48, 1 << 62, "inclusion_proofs has 4611686018427387904 elements"),
-    (132, 6, "level 0 hashes has 6 elements, expected 7"),
-    (132 + 8 + 7 * 32, 8, "level 0 index 8 is not below the arity 8"),
+    (40, 2, "vanilla_proof.sectors length is 2, expected 1"),
+    (48, 9, "inclusion_proofs length is 9, expected 10"),
+    (48, 1 << 62, "inclusion_proofs length is 4611686018427387904"),
+    (132, 6, "inclusion proof 0 path level 0 hashes length is 6, expected 7"),
+    (132 + 8 + 7 * 32, 8, "inclusion proof 0 path level 0 index is 8, not below 8"),
 ])
 def test_bad_lengths_and_indices(raw2k, offset, value, what):
     e = refused(raw2k[:offset] + struct.pack("<Q", value) + raw2k[offset + 8:])
