@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh random generator per test (seed printed on failure) and GPU skipping."""
+"""Shared fixtures: a fresh random generator per test (seed printed on failure), numba's kernels
+compiled once for the tests that spawn processes, and GPU skipping."""
 import os
 import secrets
 
@@ -12,6 +13,19 @@ def rng(request) -> np.random.Generator:
     request.node.user_properties.append(("seed", seed))
     print(f"random seed: {seed} (set CUZK_TEST_SEED={seed} to replay)")
     return np.random.default_rng(seed)
+
+
+@pytest.fixture(scope="session")
+def warm_numba_cache() -> None:
+    """numba's kernels compiled (and cached on disk) here, in the test process, by proving a small
+    circuit (about a minute on 2 cores), so that the engines' spawned synthesis processes and the
+    cluster's provers load them instead of compiling them again each."""
+    from cuzk.backend import get_backend
+    from cuzk.groth16 import as_circuit, prove, setup
+    from engine import circuits  # tests/ is on the path
+
+    circuit = as_circuit(circuits.inputs_circuit([1, 2, 3]))
+    prove(setup(circuit, np.random.default_rng(1)), circuit, circuits.witness([1, 2, 3]), get_backend("cpu"), check=True)
 
 
 def _gpu_present() -> bool:

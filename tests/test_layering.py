@@ -3,7 +3,7 @@
 Layers, low to high; a module may import its own layer's package and anything lower, never higher:
 
     0  cuzk.errors, cuzk.util          4  cuzk.r1cs        8  cuzk.engine
-    1  cuzk.ff                         5  cuzk.gadgets     9  cuzk.api, cuzk.service, cuzk.selftest, cuzk (the facade)
+    1  cuzk.ff                         5  cuzk.gadgets     9  cuzk.api, cuzk.service, cuzk.cluster, cuzk.selftest, cuzk (the facade)
     2  cuzk.ec, cuzk.hashes            6  cuzk.groth16    10  cuzk.cli, cuzk.__main__
     3  cuzk.backend                    7  cuzk.interop, cuzk.porep
 
@@ -50,12 +50,14 @@ LAYERS: dict[str, int] = {
     "cuzk.groth16": 6,
     "cuzk.interop": 7, "cuzk.porep": 7, "cuzk.post": 7, "cuzk.snap": 7,
     "cuzk.engine": 8,
-    "cuzk.api": 9, "cuzk.service": 9, "cuzk.selftest": 9, "cuzk": 9,  # the service is built on the engine
+    "cuzk.api": 9, "cuzk.service": 9, "cuzk.cluster": 9, "cuzk.selftest": 9, "cuzk": 9,  # built on the engine
     "cuzk.cli": 10, "cuzk.__main__": 10,
 }
 # (importer package, imported package) of one layer that may meet: util's helpers raise typed errors;
-# PoSt proves over the trees, gadgets and commitments of sealed sectors.
-ALLOWED_SIBLINGS = {("cuzk.util", "cuzk.errors"), ("cuzk.post", "cuzk.porep"), ("cuzk.snap", "cuzk.porep")}
+# PoSt proves over the trees, gadgets and commitments of sealed sectors; the daemon runs on a cluster's
+# engine under --cluster.
+ALLOWED_SIBLINGS = {("cuzk.util", "cuzk.errors"), ("cuzk.post", "cuzk.porep"), ("cuzk.snap", "cuzk.porep"),
+                    ("cuzk.service", "cuzk.cluster")}
 # (importer module, imported module) outside cuzk.backend that may reach inside it:
 # `cuzk gpu build` and the selftest compile the kernels ahead through the loader; `cuzk gpu info`
 # reads the CUDA devices.

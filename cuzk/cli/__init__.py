@@ -14,7 +14,7 @@ import traceback
 from typing import NoReturn
 
 from cuzk import __version__
-from cuzk.cli import engine, gpu, pce, porep, post, service, snap
+from cuzk.cli import engine, fleet, gpu, pce, porep, post, service, snap
 from cuzk.cli.checks import number_in
 from cuzk.errors import CuzkError
 from cuzk.util.jsonio import QUOTE_CHARS
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"log2 of the example size, {SELFTEST_LOG_N[0]} to {SELFTEST_LOG_N[1]} (default 8; the "
                          "references' time grows with its square)")
     st.set_defaults(run=_selftest)
-    for group in (porep, post, snap, gpu, pce, engine, service):
+    for group in (porep, post, snap, gpu, pce, engine, service, fleet):
         group.add_commands(sub)
     return parser
 

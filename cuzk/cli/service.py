@@ -20,7 +20,7 @@ def _daemon(args: argparse.Namespace) -> int:
     return run(DaemonOptions(args.listen, Path(args.state_dir), args.config, args.backend,
                              Path(args.log_file) if args.log_file else None, args.status_listen,
                              args.results_ttl * 3600, tuple(args.preload), args.allow_setup, args.log_level,
-                             args.vram_budget))
+                             args.vram_budget, args.cluster, args.cluster_resource, args.cluster_heartbeat))
 
 
 def _supervise(args: argparse.Namespace) -> int:
@@ -126,4 +126,13 @@ def add_commands(sub) -> None:
     dp.add_argument("--preload", action="append", default=[], metavar="CIRCUIT",
                     help="load this circuit's parameters before ready (porep-2k, porep-8m, porep-512m, porep-32g, "
                          "porep-64g; repeatable); missing or unreadable files: exit 7")
+    dp.add_argument("--cluster", metavar="ADDRESS",
+                    help="prove on a Ray cluster's GPU nodes, one prover per GPU: auto (the cluster this host "
+                         "joined with `ray start`), HOST:PORT or ray://HOST:PORT; needs pip install \"cuzk[cluster]\"")
+    dp.add_argument("--cluster-resource", default="GPU", metavar="NAME",
+                    help="the Ray node resource a prover claims one unit of (default GPU; a custom one for CPU provers, "
+                         "with --backend cpu)")
+    dp.add_argument("--cluster-heartbeat", type=number_in(float, 0.1, 60), default=5.0, metavar="SECONDS",
+                    help="how often the front asks each prover for its health (default 5); one silent for three "
+                         "of these is flagged")
     dp.set_defaults(run=_daemon)

@@ -34,7 +34,7 @@ from cuzk.engine.expansion import expand_batch, expanded
 from cuzk.engine.jobs import (CircuitSpec, DeviceFaultError, Job, JobCancelledError, Priority, Task)
 from cuzk.engine.placement import (Device, Item, batch, batch_cap, device_fault, device_faults, packed, place,
                                    reserve_for, serves, share, take_stranded)
-from cuzk.engine.porep import porep_spec_of, porep_tasks
+from cuzk.engine.porep import porep_job
 from cuzk.engine.processes import (measured, numba_threads, process_sizes, rss, start_synthesis_process,
                                    synthesis_threads, use_param_cache)
 from cuzk.engine.residency import Resident, Residency, write_calibration
@@ -261,9 +261,8 @@ class Engine:
         say on stderr when the circuit's PCE or parameters are built (once per circuit shape).
         `allow_setup`: whether cuzk's own parameters may stand in for missing official ones (None:
         srs.allow_setup); without, such a job fails with OfficialParamsMissingError."""
-        c1.verify(*(ids or (None, None)))
-        allow = self.config.srs.allow_setup if allow_setup is None else allow_setup
-        return self.submit(porep_spec_of(c1.registered_proof, progress, allow), porep_tasks(c1), priority, job_id)
+        spec, tasks = porep_job(c1, self.config, ids, progress, allow_setup)
+        return self.submit(spec, tasks, priority, job_id)
 
     def close(self) -> None:
         """Stop taking jobs, cancel what is queued, wait for the workers (items already synthesizing

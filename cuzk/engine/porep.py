@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from cuzk.engine.config import EngineConfig
 from cuzk.engine.jobs import CircuitSpec, Task
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.proving import circuit_identity, load_circuit, partition_inputs, partition_witnesses
@@ -23,3 +24,12 @@ def porep_tasks(c1: C1Output) -> list[Task]:
     """One Task per partition of a C1's proof: its packed witness and public inputs."""
     inputs = partition_inputs(c1)
     return [Task(w, list(x)) for w, x in zip(partition_witnesses(c1, inputs), inputs)]
+
+
+def porep_job(c1: C1Output, config: EngineConfig, ids: tuple[bytes, int] | None = None, progress: bool = False,
+              allow_setup: bool | None = None) -> tuple[CircuitSpec, list[Task]]:
+    """The spec and tasks of a C1's PoRep proof, its vanilla proofs checked first (against `ids`, the
+    prover id and sector number, when given); `allow_setup` defaults to config's srs.allow_setup."""
+    c1.verify(*(ids or (None, None)))
+    allow = config.srs.allow_setup if allow_setup is None else allow_setup
+    return porep_spec_of(c1.registered_proof, progress, allow), porep_tasks(c1)

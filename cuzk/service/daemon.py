@@ -57,6 +57,7 @@ from cuzk.porep.proving import circuit_identity
 from cuzk.porep.registry import get_proof
 from cuzk.service.journal import (UNFINISHED_STATES, DamagedJobError, DuplicateRequestError, ExitRecord, JobRecord,
                                   Journal)
+from cuzk.service.fleet_metrics import fleet_metrics
 from cuzk.service.payload import MAX_PAYLOAD, parse_porep
 from cuzk.service.post_payload import KIND_OF, parse_post, post_payload
 from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
@@ -104,8 +105,8 @@ class Metrics:
 
 
 class _StateCollector:
-    """The metrics read at each scrape: the engine's queues, workers and VRAM (Engine.stats) and the
-    daemon's restarts (ProvingService.restarts)."""
+    """The metrics read at each scrape: the engine's queues, workers and VRAM (Engine.stats), the
+    daemon's restarts (ProvingService.restarts), and under --cluster the fleet's (fleet_metrics)."""
 
     VRAM = {"vram_used_bytes": "VRAM in use on the device (every process)", "vram_total_bytes": "VRAM of the device",
             "vram_reserved_bytes": "VRAM the backend's tables hold under its budget",
@@ -138,6 +139,8 @@ class _StateCollector:
                 yield family
         yield CounterMetricFamily("cuzk_daemon_restarts", "Daemon starts on this state directory after the first",
                                   value=self.service.restarts()[0])
+        if "fleet" in stats:
+            yield from fleet_metrics(stats["fleet"])
 
 
 class ProvingService(pb_grpc.ProvingEngineServicer):

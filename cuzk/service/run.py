@@ -6,7 +6,7 @@ error in the log file (opened first) and on stderr, with its own exit code:
     EXIT_LOCKED 3   another daemon holds the state directory (a lock file, flock'ed)
     EXIT_STATE  4   the state directory or its journal cannot be used
     EXIT_LISTEN 5   the address cannot be bound (in use, invalid)
-    EXIT_ENGINE 6   the engine cannot start (no GPU when one is required, ...)
+    EXIT_ENGINE 6   the engine cannot start (no GPU when one is required, no Ray cluster at --cluster, ...)
     EXIT_PARAMS 7   a circuit to preload (--preload) has no parameter file, or one that cannot be read
                     or loaded
 SIGTERM / SIGINT stop taking requests and exit 0 once the server has stopped: every accepted job is in
@@ -56,6 +56,9 @@ class DaemonOptions:
     allow_setup: bool = False  # True: srs.allow_setup on, whatever the configuration says
     log_level: str | None = None
     vram_budget: str | None = None  # a size: memory.vram_budget ("": no cap)
+    cluster: str | None = None  # a Ray cluster's address ("auto", HOST:PORT, ray://HOST:PORT): prove on its fleet
+    cluster_resource: str = "GPU"  # the node resource each prover claims one unit of
+    cluster_heartbeat_s: float = 5.0
 
 
 class StartupError(Exception):
@@ -108,7 +111,6 @@ def run(options: DaemonOptions) -> int:
 
 
 def _serve(options: DaemonOptions) -> int:
-    from cuzk.engine.engine import Engine
     from cuzk.errors import ConfigError, CuzkError, InputError
     from cuzk.service.daemon import ProvingService, server
     from cuzk.service.journal import Journal, JournalError
@@ -122,7 +124,7 @@ def _serve(options: DaemonOptions) -> int:
     except (JournalError, OSError) as e:
         raise StartupError(EXIT_STATE, str(e)) from None
     try:
-        engine = Engine(config, backend=options.backend)
+        engine = _engine(config, options)
     except ConfigError as e:
         raise StartupError(EXIT_CONFIG, str(e)) from None
     except CuzkError as e:
@@ -180,6 +182,24 @@ def _serve(options: DaemonOptions) -> int:
     lock.close()
     log.info("stopped")
     return 0
+
+
+def _engine(config: EngineConfig, options: DaemonOptions):
+    """The daemon's engine: an Engine on this host's devices, or under --cluster a ClusterEngine on
+    the Ray cluster's provers (one per unit of --cluster-resource; the daemon waits for the first)."""
+    if options.cluster is None:
+        from cuzk.engine.engine import Engine
+
+        return Engine(config, backend=options.backend)
+    from cuzk.cluster.front import ClusterEngine, ClusterOptions
+
+    beat = options.cluster_heartbeat_s
+    engine = ClusterEngine(config, ClusterOptions(options.cluster, options.cluster_resource, options.backend,
+                                                  heartbeat_s=beat, stale_after_s=3 * beat))
+    if not engine.wait_ready():
+        log.warning("cluster %s: no prover is ready yet (nodes with the %s resource); jobs wait for one",
+                    options.cluster, options.cluster_resource)
+    return engine
 
 
 def _config_file(option: str | None) -> str | None:

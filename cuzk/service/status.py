@@ -5,7 +5,8 @@
               total, used, reserved, budget, cap, and CuPy's pool with its high-water mark),
               its host RAM budget (used / total), resident and loading circuits, each circuit id's
               official parameter file (present or not), the journal's damaged (quarantined) rows, the
-              daemon's restarts and last exit, uptime
+              daemon's restarts and last exit, uptime; under --cluster "fleet": every prover of the
+              Ray fleet (cuzk.cluster.fleet.Fleet.status)
     /metrics  Prometheus text (the service's prometheus-client registry)
     /healthz  200 while the process serves
     /readyz   200 once start-up has finished (parameters of preloaded circuits loaded, unfinished
@@ -26,7 +27,7 @@ def status(service) -> dict:
     stats = service.engine.stats()
     live = service.live_jobs()
     restarts, last_exit = service.restarts()
-    return {"uptime_seconds": round(service.uptime(), 1), "ready": service.ready.is_set(),
+    doc = {"uptime_seconds": round(service.uptime(), 1), "ready": service.ready.is_set(),
             "jobs": service.journal.counts(),
             "live": [{"job_id": job.id, "partitions": list(job.partition_state)} for job in live],
             "workers": {"synthesis": stats["synthesis_workers"], "gpu": stats["gpu_workers"]},
@@ -38,6 +39,9 @@ def status(service) -> dict:
             "journal_damaged": {"count": service.journal.damaged_count(),
                                 "rows": [asdict(d) for d in service.journal.damaged(limit=20)]},
             "restarts": {"count": restarts, "last_exit": asdict(last_exit) if last_exit else None}}
+    if "fleet" in stats:
+        doc["fleet"] = stats["fleet"]
+    return doc
 
 
 class StatusServer:

@@ -1,0 +1,85 @@
+"""The Ray side of the fleet: joining the cluster, finding its GPU nodes, and starting one prover
+actor (cuzk.cluster.prover.Prover) per GPU of a node, pinned to that node. Ray is imported here and in
+cuzk.cluster.front only: `pip install "cuzk[cluster]"` brings it."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from cuzk.engine.config import EngineConfig
+from cuzk.errors import ConfigError
+
+log = logging.getLogger("cuzk.cluster")
+NAMESPACE = "cuzk"
+# calls a prover serves at once beyond its partitions: health, warm, evict
+CONTROL_CALLS = 4
+
+
+@dataclass(frozen=True)
+class NodeSlots:
+    """An alive Ray node and how many provers it hosts (its units of the fleet's resource)."""
+
+    node_id: str
+    host: str
+    count: int
+
+
+def ray_module():
+    """Ray, or ConfigError saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("--cluster needs Ray: pip install \"cuzk[cluster]\"") from None
+    return ray
+
+
+def connect(address: str) -> None:
+    """Join the Ray cluster at `address` ("auto": the one this host belongs to, "HOST:PORT" its GCS,
+    "ray://HOST:PORT" through Ray Client) as a driver in cuzk's namespace, unless joined already."""
+    ray = ray_module()
+    if ray.is_initialized():
+        return
+    try:
+        ray.init(address=address, namespace=NAMESPACE, logging_level=logging.WARNING, log_to_driver=False)
+    except (ConnectionError, RuntimeError, ValueError) as e:
+        raise ConfigError(f"--cluster {address}: cannot join the Ray cluster: {e}") from None
+
+
+def alive_nodes(resource: str) -> tuple[list[NodeSlots], set[str]]:
+    """The alive nodes that hold `resource` (with their count of it), and the ids of the dead ones."""
+    ray = ray_module()
+    alive, dead = [], set()
+    for node in ray.nodes():
+        if not node["Alive"]:
+            dead.add(node["NodeID"])
+            continue
+        count = int(node["Resources"].get(resource, 0))
+        if count:
+            alive.append(NodeSlots(node["NodeID"], node.get("NodeManagerAddress", "?"), count))
+    return alive, dead
+
+
+def start_prover(node: NodeSlots, index: int, resource: str, config: EngineConfig, backend: str, slots: int) -> Any:
+    """The prover actor of GPU `index` of `node`: detached and named after both, so a restarted front
+    finds the one already warm (get_if_exists); pinned to the node, restarted there by Ray when its
+    process dies; one unit of `resource` ("GPU": Ray gives it its own GPU)."""
+    ray = ray_module()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from cuzk.cluster.prover import Prover
+
+    claim = {"num_gpus": 1} if resource == "GPU" else {"resources": {resource: 1}}
+    actor = ray.remote(Prover).options(
+        name=f"cuzk-prover-{node.node_id}-{index}", namespace=NAMESPACE, lifetime="detached", get_if_exists=True,
+        max_restarts=-1, max_concurrency=slots + CONTROL_CALLS, num_cpus=0,
+        scheduling_strategy=NodeAffinitySchedulingStrategy(node.node_id, soft=False), **claim)
+    return actor.remote(config, backend)
+
+
+def lost(error: BaseException) -> bool:
+    """Whether a call's error means its prover (or node) was lost, not that the call itself failed."""
+    ray_module()
+    from ray import exceptions
+
+    return isinstance(error, exceptions.RayError) and not isinstance(error, exceptions.RayTaskError)
