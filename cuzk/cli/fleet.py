@@ -42,14 +42,19 @@ def _seconds(s: float | None) -> str:
     return f"{s:.0f}s" if s < 120 else f"{s / 60:.0f}m" if s < 7200 else f"{s / 3600:.1f}h"
 
 
+def _short(member: str) -> str:
+    """A member key "<node id>/<gpu>" with its node id cut to 12 characters."""
+    node, _, gpu = member.partition("/")
+    return f"{node[:12]}/{gpu}"
+
+
 def table(fleet: dict) -> str:
     """The fleet as a table, a member per line, then the counts per state."""
     rows = [COLUMNS]
     for m in fleet["members"]:
-        node, _, gpu = m["member"].partition("/")
         host = m["host_memory"] or {}
         since = time.strftime("%H:%M:%S", time.localtime(m["since"]))
-        rows.append((f"{node[:12]}/{gpu}", m["host"], m["state"], f"{_seconds(m['for_s'])} (since {since})",
+        rows.append((_short(m["member"]), m["host"], m["state"], f"{_seconds(m['for_s'])} (since {since})",
                      _seconds(m["last_heartbeat_s_ago"]), f"{m['in_flight']}/{m['slots']}", str(m["proofs"]),
                      str(m["failures"]), str(m["restarts"]), _gib(m["rss_bytes"]),
                      f"{_gib(host.get('reserved_bytes'))}/{_gib(host.get('total_bytes'))}" if host else "-",
@@ -59,7 +64,7 @@ def table(fleet: dict) -> str:
     counts = ", ".join(f"{n} {state}" for state, n in fleet["counts"].items() if n)
     lines.append(f"{len(fleet['members'])} member(s): {counts or 'none'}; {fleet['proofs']} proofs, "
                  f"{fleet['failures']} failures, {fleet['restarts']} restarts")
-    reasons = [f"  {m['member'][:12]}/{m['gpu']}: {m['reason']}" for m in fleet["members"]
+    reasons = [f"  {_short(m['member'])}: {m['reason']}" for m in fleet["members"]
                if m["state"] != "ready" and m["reason"]]
     return "\n".join(lines + reasons)
 

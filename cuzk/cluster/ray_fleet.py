@@ -4,16 +4,22 @@ cuzk.cluster.front only: `pip install "cuzk[cluster]"` brings it."""
 from __future__ import annotations
 
 import logging
+import socket
 from dataclasses import dataclass
 from typing import Any
 
 from cuzk.engine.config import EngineConfig
-from cuzk.errors import ConfigError
+from cuzk.errors import CuzkError
 
 log = logging.getLogger("cuzk.cluster")
 NAMESPACE = "cuzk"
 # calls a prover serves at once beyond its partitions: health, warm, evict
 CONTROL_CALLS = 4
+PROBE_TIMEOUT_S = 5.0  # Ray itself retries an unreachable address without end
+
+
+class ClusterUnavailableError(CuzkError, ConnectionError):
+    """Ray is not installed, or the cluster's address cannot be reached or joined."""
 
 
 @dataclass(frozen=True)
@@ -26,12 +32,26 @@ class NodeSlots:
 
 
 def ray_module():
-    """Ray, or ConfigError saying how to install it."""
+    """Ray, or ClusterUnavailableError saying how to install it."""
     try:
         import ray
     except ImportError:
-        raise ConfigError("--cluster needs Ray: pip install \"cuzk[cluster]\"") from None
+        raise ClusterUnavailableError("--cluster needs Ray: pip install \"cuzk[cluster]\"") from None
     return ray
+
+
+def probe(address: str) -> None:
+    """A TCP connection to HOST:PORT (or ray://HOST:PORT) within PROBE_TIMEOUT_S, else
+    ClusterUnavailableError; "auto" is left to Ray (which fails at once when this host runs none)."""
+    if address == "auto":
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        raise ClusterUnavailableError(f"--cluster {address}: not auto, HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S).close()
+    except OSError as e:
+        raise ClusterUnavailableError(f"--cluster {address}: cannot reach {host}:{port}: {e.strerror or e}") from None
 
 
 def connect(address: str) -> None:
@@ -40,10 +60,11 @@ def connect(address: str) -> None:
     ray = ray_module()
     if ray.is_initialized():
         return
+    probe(address)
     try:
         ray.init(address=address, namespace=NAMESPACE, logging_level=logging.WARNING, log_to_driver=False)
     except (ConnectionError, RuntimeError, ValueError) as e:
-        raise ConfigError(f"--cluster {address}: cannot join the Ray cluster: {e}") from None
+        raise ClusterUnavailableError(f"--cluster {address}: cannot join the Ray cluster: {e}") from None
 
 
 def alive_nodes(resource: str) -> tuple[list[NodeSlots], set[str]]:

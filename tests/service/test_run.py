@@ -1,7 +1,8 @@
 """`cuzk daemon` as a real process: it starts, answers over its unix socket and stops with exit 0 on
 SIGTERM; each start-up failure (bad configuration, the state directory locked by another daemon,
 the address in use, no GPU for a CUDA daemon, a preloaded circuit's parameters missing or
-unreadable) gives its own exit code and a line in the log file and on stderr."""
+unreadable, a Ray cluster that cannot be reached) gives its own exit code and a line in the log file
+and on stderr."""
 from __future__ import annotations
 
 import json
@@ -139,3 +140,13 @@ def test_preloading_a_circuit_without_readable_parameters_has_its_exit_code(tmp_
     assert code == EXIT_PARAMS and "a directory where a cache file belongs" in err and f"{stem}.params" in log
     code, err, _ = start("bogus", "porep-1t")
     assert code == EXIT_CONFIG and "porep-1t" in err
+
+
+def test_an_unreachable_cluster_has_the_engines_exit_code(tmp_path):
+    pytest.importorskip("ray")
+    port = free_port()
+    proc = daemon(tmp_path, "--cluster", f"127.0.0.1:{port}", "--listen", f"unix://{tmp_path}/cuzk.sock")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_ENGINE
+    assert f"--cluster 127.0.0.1:{port}: cannot reach 127.0.0.1:{port}" in err
+    assert f"cannot reach 127.0.0.1:{port}" in (tmp_path / "state" / "daemon.log").read_text()
