@@ -22,18 +22,7 @@ from cuzk.ff.fields import Fr
 from cuzk.groth16 import as_circuit, setup
 from cuzk.porep.public_inputs import commitment_to_fr
 from cuzk.porep.trees import fr_to_le
-from cuzk.r1cs import ONE, ConstraintSystem
-
-
-def inputs_circuit(values: list[int]) -> ConstraintSystem:
-    """A small satisfied circuit with the given public inputs: y_i = x_i (x_i + 1) per input."""
-    cs = ConstraintSystem()
-    x = Fr.from_ints(values)
-    xc = cs.alloc_input_many(x)
-    yc = cs.alloc_many(Fr.mul(x, Fr.add(x, Fr.ones(len(values)))))
-    ones = np.full(len(values), ONE.code, np.int64)
-    cs.enforce_many((xc[:, None], [1]), (np.stack([xc, ones], axis=1), [1, 1]), (yc[:, None], [1]), len(values))
-    return cs
+from cuzk.r1cs.example import squares_circuit
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +117,7 @@ def test_sector_replica_id_is_checked(sealed, no_proving):
 def small(sealed):
     """A small circuit carrying the sealed sector's public inputs, its parameters and a second vk."""
     inputs = api.public_inputs(sealed["c1"])
-    cs = inputs_circuit(inputs[0])
+    cs = squares_circuit(inputs[0])
     circuit = as_circuit(cs)
     return dict(inputs=inputs, circuit=circuit, witness=cs.witness(), other=setup(circuit))
 
