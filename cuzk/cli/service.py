@@ -124,8 +124,9 @@ def add_commands(sub) -> None:
                     help=f"keep finished jobs' results this long, {RESULTS_TTL_H[0]} to {RESULTS_TTL_H[1]} (10 years; "
                          "default 168 = 7 days)")
     dp.add_argument("--preload", action="append", default=[], metavar="CIRCUIT",
-                    help="load this circuit's parameters before ready (porep-2k, porep-8m, porep-512m, porep-32g, "
-                         "porep-64g; repeatable); missing or unreadable files: exit 7")
+                    help="load this circuit's parameters before ready (curio's porep-32g, porep-64g, wpost-32g, "
+                         "winning-32g, snap-32g, snap-64g, or another size: 2k, 8m, 512m, e.g. wpost-2k; "
+                         "repeatable); missing or unreadable files: exit 7")
     dp.add_argument("--cluster", metavar="ADDRESS",
                     help="prove on a Ray cluster's GPU nodes, one prover per GPU: auto (the cluster this host "
                          "joined with `ray start`), HOST:PORT or ray://HOST:PORT; needs pip install \"cuzk[cluster]\"")

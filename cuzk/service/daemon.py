@@ -12,11 +12,15 @@ compatible: cuzk/service/proto/cuzk/v1/proving.proto) over an Engine, with every
     AwaitProof   the job's outcome; waits while it runs, up to timeout_ms (0: no limit), then TIMEOUT.
     Prove        SubmitProof then AwaitProof (bounded by the call's deadline).
     CancelProof  cancels a queued or running job (its memory is released); was_running tells which.
-    GetStatus    jobs per state, resident circuits, uptime; GetMetrics: Prometheus text (with the
-                 engine's queues, workers and devices and the daemon's restarts read at each scrape).
-    PreloadSRS / EvictSRS  load / drop a circuit's parameters ("porep-2k", "porep-8m", "porep-512m",
-                 "porep-32g", "porep-64g"); FAILED_PRECONDITION when its official parameters are
-                 missing and srs.allow_setup is off.
+    GetStatus    jobs per state, resident circuits (loaded_srs), one queue per proof kind (curio's
+                 names: porep-c2, snap-update, window-post, winning-post; pending = journaled queued,
+                 in_progress = running, every kind listed), uptime; GetMetrics: Prometheus text (with
+                 the engine's queues, workers and devices and the daemon's restarts read at each scrape).
+    PreloadSRS / EvictSRS  load / drop a circuit's parameters, by a circuit id of cuzk.service.circuits
+                 (curio's porep-32g, porep-64g, wpost-32g, winning-32g, snap-32g, snap-64g, and the
+                 other sizes: porep-2k, wpost-2k, winning-2k, snap-2k, ...; another: INVALID_ARGUMENT
+                 naming them); FAILED_PRECONDITION when its official parameters are missing and
+                 srs.allow_setup is off.
 Parameters: a job uses the official ones (srs.param_cache / $FIL_PROOFS_PARAMETER_CACHE); without
 them it fails, naming the file, unless srs.allow_setup lets cuzk's own stand in (tests, private
 networks: the chain rejects their proofs). At start one log line per circuit says which it has.
@@ -48,13 +52,10 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from cuzk.engine.engine import Engine, Job, JobCancelledError, Priority
-from cuzk.engine.porep import porep_spec_of
 from cuzk.engine.post import POST_PRIORITY, submit_post
 from cuzk.engine.snap import submit_snap
 from cuzk.errors import CuzkError, InputError, ParamsNotFoundError
-from cuzk.porep.params_cache import official_files, porep_stem
-from cuzk.porep.proving import circuit_identity
-from cuzk.porep.registry import get_proof
+from cuzk.service.circuits import CIRCUITS, QUEUE_NAMES, Circuit, circuit_lines, circuit_table, unknown
 from cuzk.service.journal import (UNFINISHED_STATES, DamagedJobError, DuplicateRequestError, ExitRecord, JobRecord,
                                   Journal)
 from cuzk.service.fleet_metrics import fleet_metrics
@@ -82,8 +83,6 @@ CARRIES = {"porep": "the C1 wrapper JSON", "window_post": "one bincode vanilla p
            "snap": "one bincode vanilla proof per partition (or snap-vproof.json in vanilla_proof)"}
 PAYLOADS = {"porep": lambda request: bytes(request.vanilla_proof), "window_post": post_payload,
             "winning_post": post_payload, "snap": snap_payload}
-CIRCUITS = {"porep-2k": "StackedDrg2KiBV1_1", "porep-8m": "StackedDrg8MiBV1_1", "porep-512m": "StackedDrg512MiBV1_1",
-            "porep-32g": "StackedDrg32GiBV1_1", "porep-64g": "StackedDrg64GiBV1_1"}
 START_THREADS = 4  # jobs whose payloads are parsed and checked at once
 
 
@@ -328,17 +327,8 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
             return sum(1 for live in self._jobs.values() if live.job is None)
 
     def circuits(self) -> list[dict]:
-        """Each circuit id: its parameter file (official, or none), whether it is resident, and whether
-        cuzk's own parameters may stand in (srs.allow_setup)."""
-        resident = set(self.engine.resident)
-        out = []
-        for cid, name in CIRCUITS.items():
-            proof = get_proof(name)
-            files = official_files(porep_stem(proof.sector_size))
-            out.append({"circuit_id": cid, "official": files.params.is_file() and files.vk.is_file(),
-                        "params": str(files.params), "resident": circuit_identity(proof)[0] in resident,
-                        "allow_setup": self.engine.config.srs.allow_setup})
-        return out
+        """Each circuit id with its parameter file and residency (cuzk.service.circuits.circuit_table)."""
+        return circuit_table(self.engine)
 
     def live_jobs(self) -> list[Job]:
         """The jobs running on the engine (not those still starting)."""
@@ -453,21 +443,22 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         return pb.CancelProofResponse(was_running=self.journal.cancel(request.job_id))
 
     def GetStatus(self, request, context):
-        counts = self.journal.counts()
-        resident = [pb.SRSStatus(circuit_id=c["circuit_id"], tier=pb.SRSStatus.HOT) for c in self.circuits()
-                    if c["resident"]]
-        queues = [pb.QueueStatus(proof_kind="porep", pending=counts.get("queued", 0),
-                                 in_progress=counts.get("running", 0))]
-        return pb.GetStatusResponse(loaded_srs=resident, queues=queues, total_proofs_completed=counts.get("done", 0),
-                                    total_proofs_failed=counts.get("failed", 0),
+        by_kind = self.journal.counts_by_kind()
+        resident = set(self.engine.resident)
+        loaded = [pb.SRSStatus(circuit_id=cid, tier=pb.SRSStatus.HOT) for cid, c in CIRCUITS.items()
+                  if c.key in resident]
+        queues = [pb.QueueStatus(proof_kind=name, pending=by_kind[kind]["queued"],
+                                 in_progress=by_kind[kind]["running"]) for kind, name in QUEUE_NAMES.items()]
+        return pb.GetStatusResponse(loaded_srs=loaded, queues=queues,
+                                    total_proofs_completed=sum(c["done"] for c in by_kind.values()),
+                                    total_proofs_failed=sum(c["failed"] for c in by_kind.values()),
                                     uptime_seconds=int(self.uptime()))
 
     def GetMetrics(self, request, context):
         return pb.GetMetricsResponse(prometheus_text=self.metrics_text())
 
     def PreloadSRS(self, request, context):
-        proof = self._circuit(request.circuit_id, context)
-        spec = porep_spec_of(get_proof(proof), allow_setup=self.engine.config.srs.allow_setup)
+        spec = self._circuit(request.circuit_id, context).spec(self.engine.config.srs.allow_setup)
         already = spec.key in self.engine.resident
         t = time.perf_counter()
         try:
@@ -477,14 +468,15 @@ class ProvingService(pb_grpc.ProvingEngineServicer):
         return pb.PreloadSrsResponse(already_loaded=already, load_time_ms=int(1000 * (time.perf_counter() - t)))
 
     def EvictSRS(self, request, context):
-        key = circuit_identity(get_proof(self._circuit(request.circuit_id, context)))[0]
+        key = self._circuit(request.circuit_id, context).key
         held = self.engine.held
         was = self.engine.evict(key)
         return pb.EvictSrsResponse(was_loaded=was, freed_bytes=max(held - self.engine.held, 0) if was else 0)
 
-    def _circuit(self, circuit_id: str, context) -> str:
-        if circuit_id not in CIRCUITS:
-            self._reject(context, f"unknown circuit id {circuit_id!r}: one of {', '.join(CIRCUITS)}")
+    def _circuit(self, circuit_id: str, context) -> Circuit:
+        refusal = unknown(circuit_id)
+        if refusal is not None:
+            self._reject(context, refusal)
         return CIRCUITS[circuit_id]
 
 
@@ -498,18 +490,6 @@ class _Live:
     job: Job | None = None
     admitted: bool = False
     ended: threading.Event = field(default_factory=threading.Event)
-
-
-def circuit_lines(circuits: list[dict]) -> list[str]:
-    """One log line per circuit: resident or not, and its official parameter file or what is missing."""
-    lines = []
-    for c in circuits:
-        where = f"official parameters {c['params']}" if c["official"] else (
-            f"no official parameters ({c['params']} missing): " + (
-                "cuzk's own stand in (srs.allow_setup)" if c["allow_setup"]
-                else "its jobs fail unless srs.allow_setup"))
-        lines.append(f"circuit {c['circuit_id']}: {'resident, ' if c['resident'] else ''}{where}")
-    return lines
 
 
 def server(service: ProvingService, listen: str, workers: int = 16) -> tuple[grpc.Server, int]:

@@ -359,6 +359,12 @@ class Journal:
             found = Counter(r.state for r in self._rows.sweep(conn))
         return {state: found.get(state, 0) for state in STATES}
 
+    def counts_by_kind(self) -> dict[str, dict[str, int]]:
+        """counts() per job kind (every kind and state present, zeros included)."""
+        with self._tx() as conn:
+            found = Counter((r.kind, r.state) for r in self._rows.sweep(conn))
+        return {kind: {state: found.get((kind, state), 0) for state in STATES} for kind in KINDS}
+
     # -- damaged rows -----------------------------------------------------------------------------
 
     def damaged(self, limit: int = 100) -> list[DamagedRow]:

@@ -52,7 +52,7 @@ class DaemonOptions:
     log_file: Path | None = None
     status_listen: str | None = None
     results_ttl_s: float = 7 * 86400
-    preload: tuple[str, ...] = ()  # circuit ids (cuzk.service.daemon.CIRCUITS) loaded before ready
+    preload: tuple[str, ...] = ()  # circuit ids (cuzk.service.circuits.CIRCUITS) loaded before ready
     allow_setup: bool = False  # True: srs.allow_setup on, whatever the configuration says
     log_level: str | None = None
     vram_budget: str | None = None  # a size: memory.vram_budget ("": no cap)
@@ -244,24 +244,24 @@ def _configuration(options: DaemonOptions) -> EngineConfig:
 
 
 def _preload(engine, circuit_ids: tuple[str, ...]) -> None:
-    """Load each circuit's parameters into the engine: the official ones, or cuzk's own where
-    srs.allow_setup lets them stand in (never generated here); StartupError EXIT_PARAMS naming the
-    circuit and the file for one that is missing or unreadable."""
-    from cuzk.engine.porep import porep_spec_of
+    """Load each circuit's parameters into the engine (a circuit id of cuzk.service.circuits: PoRep,
+    WindowPoSt, WinningPoSt or SnapDeals): the official ones, or cuzk's own where srs.allow_setup lets
+    them stand in (never generated here); StartupError EXIT_CONFIG for an unknown id, naming the valid
+    ones, EXIT_PARAMS naming the circuit and the file for one that is missing or unreadable."""
     from cuzk.errors import CuzkError
-    from cuzk.porep.params_cache import find_params, porep_stem
-    from cuzk.porep.registry import get_proof
-    from cuzk.service.daemon import CIRCUITS
+    from cuzk.porep.params_cache import find_params
+    from cuzk.service.circuits import CIRCUITS, unknown
 
     for cid in circuit_ids:
-        if cid not in CIRCUITS:
-            raise StartupError(EXIT_CONFIG, f"--preload {cid}: not a circuit id (one of {', '.join(CIRCUITS)})")
-        proof = get_proof(CIRCUITS[cid])
+        refusal = unknown(cid)
+        if refusal is not None:
+            raise StartupError(EXIT_CONFIG, f"--preload {cid}: {refusal}")
+        circuit = CIRCUITS[cid]
         try:
             allow = engine.config.srs.allow_setup
-            files = find_params(porep_stem(proof.sector_size), allow_own=allow)
+            files = find_params(circuit.stem, allow_own=allow)
             log.info("preloading %s from %s", cid, files.describe())
-            engine.warm(porep_spec_of(proof, allow_setup=allow))
+            engine.warm(circuit.spec(allow))
         except CuzkError as e:
             raise StartupError(EXIT_PARAMS, f"--preload {cid}: {e}") from None
 

@@ -16,7 +16,7 @@ import pytest
 from cuzk.porep.params_cache import official_files, porep_stem
 from cuzk.porep.registry import get_proof
 from cuzk.porep.synthetic import synthetic_c1
-from cuzk.service.daemon import circuit_lines
+from cuzk.service.circuits import circuit_lines
 from cuzk.service.payload import wrap
 from cuzk.service.proto.cuzk.v1 import proving_pb2 as pb
 from cuzk.service.status import status
@@ -109,6 +109,6 @@ def test_without_official_parameters_jobs_fail_and_preload_is_refused(tmp_path, 
     assert "FIL_PROOFS_PARAMETER_CACHE" in got.error_message and "srs.allow_setup" in got.error_message
     assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION and str(wanted) in info.value.details()
     two = next(c for c in doc["circuits"] if c["circuit_id"] == "porep-2k")
-    assert two == {"circuit_id": "porep-2k", "official": False, "params": str(wanted), "resident": False,
-                   "allow_setup": False}
+    assert two == {"circuit_id": "porep-2k", "kind": "porep", "proof": "StackedDrg2KiBV1_1", "official": False,
+                   "params": str(wanted), "resident": False, "allow_setup": False}
     assert circuit_lines([dict(two, official=True)]) == [f"circuit porep-2k: official parameters {wanted}"]
