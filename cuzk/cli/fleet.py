@@ -13,7 +13,7 @@ from cuzk.errors import InputError
 
 GIB = 1 << 30
 COLUMNS = ("MEMBER", "HOST", "STATE", "FOR", "HEARTBEAT", "PARTS", "PROOFS", "FAILED", "RESTARTS", "RSS", "HOST BUDGET",
-           "RESIDENT")
+           "VRAM", "RESIDENT")
 
 
 def fetch_fleet(front: str, timeout: float) -> dict:
@@ -48,6 +48,13 @@ def _short(member: str) -> str:
     return f"{node[:12]}/{gpu}"
 
 
+def _vram(devices: list[dict]) -> str:
+    """used/total VRAM of a member's GPU(s), "-" on a host backend (no VRAM figures)."""
+    used = [d["vram_used_bytes"] for d in devices if "vram_used_bytes" in d]
+    total = [d["vram_total_bytes"] for d in devices if "vram_total_bytes" in d]
+    return f"{_gib(sum(used))}/{_gib(sum(total))}" if used and total else "-"
+
+
 def table(fleet: dict) -> str:
     """The fleet as a table, a member per line, then the counts per state."""
     rows = [COLUMNS]
@@ -58,7 +65,7 @@ def table(fleet: dict) -> str:
                      _seconds(m["last_heartbeat_s_ago"]), f"{m['in_flight']}/{m['slots']}", str(m["proofs"]),
                      str(m["failures"]), str(m["restarts"]), _gib(m["rss_bytes"]),
                      f"{_gib(host.get('reserved_bytes'))}/{_gib(host.get('total_bytes'))}" if host else "-",
-                     ",".join(m["resident"]) or "-"))
+                     _vram(m["devices"]), ",".join(m["resident"]) or "-"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
     counts = ", ".join(f"{n} {state}" for state, n in fleet["counts"].items() if n)

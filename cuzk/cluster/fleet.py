@@ -39,6 +39,7 @@ class Member:
     pid: int | None = None
     health: dict[str, Any] = field(default_factory=dict)
     reason: str = ""
+    warming: bool = False  # a warm call is out: the member returns to "warming", not "ready", when it answers
 
     def move(self, state: str, reason: str = "") -> bool:
         """Enter `state` (since now) unless in it already; False when nothing changed."""

@@ -34,7 +34,6 @@ from cuzk.engine.config import EngineConfig
 from cuzk.engine.jobs import CircuitSpec, Job, Priority, Task
 from cuzk.engine.porep import porep_job
 from cuzk.errors import CuzkError, InputError
-from cuzk.groth16 import Proof
 from cuzk.porep.c1 import C1Output
 
 log = logging.getLogger("cuzk.cluster")
@@ -105,7 +104,6 @@ class ClusterEngine:
             for k in range(len(tasks)):
                 heapq.heappush(self._pending, _Item(int(job.priority), next(self._seq), job, k))
             self.fleet.lock.notify_all()
-        job.admit()
         return job
 
     def submit_porep(self, c1: C1Output, priority: Priority = Priority.POREP, job_id: str | None = None,
@@ -273,7 +271,7 @@ class ClusterEngine:
                 first = job.proofs[k] is None
             if first and not job.done:
                 job.timings[f"partition {k}"] = time.perf_counter() - item.sent
-                job.complete_partition(k, Proof.from_bytes(outcome[1]))
+                job.complete_partition(k, outcome[1])  # verified by the prover: not decoded again
             return
         _, kind, message, device_fault = outcome
         if device_fault:
@@ -358,10 +356,12 @@ class ClusterEngine:
     def _warm(self, member: Member) -> None:
         with self.fleet.lock:
             specs = list(self._circuits.values())
+            member.warming = True
             member.move("warming", f"loading {len(specs)} circuit(s)")
         member.actor.warm.remote(specs).future().add_done_callback(partial(self._warmed, member))
 
     def _warmed(self, member: Member, answer: Future) -> None:
+        member.warming = False
         try:
             health = answer.result()
         except Exception as e:  # noqa: BLE001
@@ -385,7 +385,7 @@ class ClusterEngine:
             log.warning("cluster: %s restarted (pid %s); warming it again", member.key, health["pid"])
             self._warm(member)
         elif member.state == "unresponsive":
-            self.fleet.move(member, "ready")
+            self.fleet.move(member, "warming" if member.warming else "ready")
             log.info("cluster: %s answers again", member.key)
 
     def _heard(self, member: Member, health: dict[str, Any]) -> bool:

@@ -65,7 +65,7 @@ class Job:
 
     def __init__(self, job_id: str, spec: CircuitSpec, tasks: Sequence[Task], priority: Priority) -> None:
         self.id, self.spec, self.tasks, self.priority = job_id, spec, list(tasks), priority
-        self.proofs: list[Proof | None] = [None] * len(tasks)
+        self.proofs: list[bytes | None] = [None] * len(tasks)  # each partition's 192 bytes, once proved
         self.partition_state = ["queued"] * len(tasks)
         self.timings: dict[str, float] = {}
         self._future: Future = Future()
@@ -125,13 +125,15 @@ class Job:
         """End the job with `error` (False when it had already ended)."""
         return self._finish(error=error)
 
-    def complete_partition(self, k: int, proof: Proof) -> None:
-        """Partition k is proved and verified; the job ends with every proof once all are."""
+    def complete_partition(self, k: int, proof: Proof | bytes) -> None:
+        """Partition k is proved and verified (`proof`, or its 192 bytes); the job ends with every
+        proof once all are."""
         with self._lock:
-            self.proofs[k], self.partition_state[k] = proof, "done"
+            self.proofs[k] = proof if isinstance(proof, bytes) else proof.to_bytes()
+            self.partition_state[k] = "done"
             complete = all(p is not None for p in self.proofs)
         if complete:
-            self._finish(result=b"".join(p.to_bytes() for p in self.proofs))
+            self._finish(result=b"".join(self.proofs))
 
     def _finish(self, result: bytes | None = None, error: BaseException | None = None) -> bool:
         with self._lock:

@@ -3,7 +3,8 @@ small test circuit): a job's partitions spread over the nodes and every proof ve
 prefers the members holding the circuit; a WinningPoSt-priority job overtakes queued PoRep; a node
 SIGKILLed mid-partition (its raylet and workers) costs nothing: the job completes once, verified, and
 the fleet shows the node dead within 30 s; a node that joins warms before it takes work; a prover
-process killed by the host is restarted by Ray, warmed and used again."""
+process killed by the host is restarted by Ray, warmed and used again; a prover that stops answering
+(SIGSTOP) is flagged within 30 s and taken back when it answers again."""
 from __future__ import annotations
 
 import os
@@ -107,3 +108,20 @@ def test_a_killed_prover_process_is_restarted_warmed_and_used(front):
     job = front.submit(work.spec(), work.tasks(700, 2 * NODES * 2, delay=0.5))
     verified(job, job.result(timeout=180))
     assert delta(before, proofs_by_member(front)).get(member.key, 0) > 0
+
+
+def test_a_prover_that_stops_answering_is_flagged_then_taken_back(front):
+    member = next(m for m in front.fleet.members() if m.state == "ready")
+    restarts = member.restarts
+    os.kill(member.pid, signal.SIGSTOP)
+    stopped = time.monotonic()
+    try:
+        until(lambda: member.state == "unresponsive", 30, "the silent prover flagged")
+        assert time.monotonic() - stopped < 30 and "no heartbeat" in member.reason
+        job = front.submit(work.spec(), work.tasks(800, 4))  # the others take it meanwhile
+        verified(job, job.result(timeout=120))
+        assert member.in_flight == 0
+    finally:
+        os.kill(member.pid, signal.SIGCONT)
+    until(lambda: member.state == "ready", 30, "the prover back")
+    assert member.restarts == restarts and member.last_heartbeat > time.time() - 5  # the same process

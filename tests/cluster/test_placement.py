@@ -71,12 +71,15 @@ def test_member_states_and_the_fleet_document():
 def test_the_status_table_names_every_member_and_why_one_is_out():
     fleet = Fleet()
     fleet.add(member("aaaaaaaaaaaaaaaa/0", resident={"porep-32g"}, proofs=7, host=(64 << 30, 3 << 30)))
+    fleet.get("aaaaaaaaaaaaaaaa/0").health["devices"] = [{"device": "cuda:0", "vram_used_bytes": 20 << 30,
+                                                         "vram_total_bytes": 24 << 30}]
     fleet.add(member("bbbbbbbbbbbbbbbb/1")).move("dead", "its Ray node died")
     fleet.get("aaaaaaaaaaaaaaaa/0").last_heartbeat = time.time() - 2
     text = table(fleet.status())
     lines = text.splitlines()
     assert lines[0].split()[:3] == ["MEMBER", "HOST", "STATE"]
-    assert "aaaaaaaaaaaa/0" in lines[1] and " ready " in lines[1] and "porep-32g" in lines[1] and "3.0G/64.0G" in lines[1]
+    assert "aaaaaaaaaaaa/0" in lines[1] and " ready " in lines[1] and "porep-32g" in lines[1] and "3.0G/64.0G" in lines[1] \
+        and "20.0G/24.0G" in lines[1]
     assert "bbbbbbbbbbbb/1" in lines[2] and " dead " in lines[2] and "never" in lines[2]
     assert "2 member(s): 1 ready, 1 dead; 7 proofs" in text
     assert lines[-1].strip() == "bbbbbbbbbbbb/1: its Ray node died"
