@@ -66,6 +66,11 @@ class _Item:
     k: int = field(compare=False)
     tried: set[str] = field(default_factory=set, compare=False)
     sent: float = field(default=0.0, compare=False)
+    member: Member | None = field(default=None, compare=False)  # where it is being proved
+
+    @property
+    def tag(self) -> str:
+        return f"{self.job.id}/{self.k}"
 
 
 class ClusterEngine:
@@ -99,11 +104,13 @@ class ClusterEngine:
         if not tasks:
             raise InputError("a job needs at least one partition")
         job = Job(job_id or f"job-{next(self._job_ids)}", spec, tasks, Priority(priority))
+        items = [_Item(int(job.priority), next(self._seq), job, k) for k in range(len(tasks))]
         with self.fleet.lock:
             self._circuits.setdefault(spec.key, spec)
-            for k in range(len(tasks)):
-                heapq.heappush(self._pending, _Item(int(job.priority), next(self._seq), job, k))
+            for item in items:
+                heapq.heappush(self._pending, item)
             self.fleet.lock.notify_all()
+        job.add_done_callback(lambda _: self._withdraw(items))
         return job
 
     def submit_porep(self, c1: C1Output, priority: Priority = Priority.POREP, job_id: str | None = None,
@@ -233,11 +240,11 @@ class ClusterEngine:
         while (placed := self._next()) is not None:
             item, member = placed
             item.tried.add(member.key)
+            item.member = member
             item.job.partition_state[item.k] = "proving"
             item.job.admit()
             try:
-                call = member.actor.prove.remote(item.job.spec, item.job.tasks[item.k], item.priority,
-                                                 f"{item.job.id}/{item.k}")
+                call = member.actor.prove.remote(item.job.spec, item.job.tasks[item.k], item.priority, item.tag)
             except Exception as e:  # noqa: BLE001 - the spec or task does not serialise
                 self._done(item, member)
                 item.job.fail(RemoteProofError(f"{item.job.id} partition {item.k} cannot be sent: {e}"))
@@ -248,7 +255,16 @@ class ClusterEngine:
     def _done(self, item: _Item, member: Member) -> None:
         with self.fleet.lock:
             member.in_flight -= 1
+            item.member = None
             self.fleet.lock.notify_all()
+
+    def _withdraw(self, items: list[_Item]) -> None:
+        """A job ended: its partitions still on provers (its proof done elsewhere, or the job cancelled
+        or failed) are cancelled there, so that no prover spends more on them."""
+        with self.fleet.lock:
+            flying = [(item.tag, item.member) for item in items if item.member is not None]
+        for tag, member in flying:
+            member.actor.cancel.remote(tag)
 
     def _landed(self, item: _Item, member: Member, answer: Future) -> None:
         """A prove call's outcome: the proof completes its partition (once); an engine error fails the
@@ -277,6 +293,8 @@ class ClusterEngine:
         if device_fault:
             self._lose(member, f"device fault: {message}")
             self._again(item, member, kind)
+            return
+        if job.done:  # cancelled (or failed) while this partition ran: its end is no failure of the member
             return
         with self.fleet.lock:
             member.failures += 1

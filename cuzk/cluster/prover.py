@@ -3,6 +3,7 @@ partitions. The front (cuzk.cluster.front) creates it as a Ray actor, one per GP
 
     warm(specs)                       load each circuit (parameters, MSM tables, witness program)
     prove(spec, task, priority, tag)  one partition, verified: ("proof", 192 bytes) or ("error", ...)
+    cancel(tag)                       drop a partition whose job ended elsewhere (cancelled, failed)
     evict(key), health()              drop a circuit; what this prover holds and has done
 
 prove answers an engine error as a value (its type name, message, and whether the device failed),
@@ -19,7 +20,7 @@ from typing import Any
 
 from cuzk.engine.engine import Engine
 from cuzk.engine.config import EngineConfig
-from cuzk.engine.jobs import CircuitSpec, DeviceFaultError, Priority, Task
+from cuzk.engine.jobs import CircuitSpec, DeviceFaultError, Job, Priority, Task
 from cuzk.engine.processes import rss
 
 
@@ -33,6 +34,7 @@ class Prover:
         pipe = config.pipeline
         self.slots = pipe.max_parallel_synthesis + pipe.gpu_queue_depth if pipe.enabled else 1
         self._lock = threading.Lock()
+        self._running: dict[str, Job] = {}  # tag -> the engine job of a partition being proved
         self.proofs = self.failures = 0
 
     def warm(self, specs: list[CircuitSpec]) -> dict[str, Any]:
@@ -45,15 +47,27 @@ class Prover:
         """Partition `task` of circuit `spec`, proved and verified by the engine: ("proof", bytes), or
         ("error", type name, message, device_fault)."""
         job = self.engine.submit(spec, [task], Priority(priority), job_id=tag)
+        with self._lock:
+            self._running[tag] = job
         try:
             proof = job.result()
         except Exception as e:  # noqa: BLE001 - every engine error goes back to the front as a value
             with self._lock:
-                self.failures += 1
+                self.failures += not job.cancelled
             return "error", type(e).__name__, str(e), isinstance(e, DeviceFaultError)
+        finally:
+            with self._lock:
+                self._running.pop(tag, None)
         with self._lock:
             self.proofs += 1
         return "proof", proof
+
+    def cancel(self, tag: str) -> bool:
+        """Cancel partition `tag` (Job.cancel: dropped if queued, discarded when it ends if running);
+        False when it is not here."""
+        with self._lock:
+            job = self._running.get(tag)
+        return job is not None and job.cancel()
 
     def evict(self, key: str) -> bool:
         return self.engine.evict(key)

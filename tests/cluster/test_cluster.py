@@ -4,7 +4,8 @@ prefers the members holding the circuit; a WinningPoSt-priority job overtakes qu
 SIGKILLed mid-partition (its raylet and workers) costs nothing: the job completes once, verified, and
 the fleet shows the node dead within 30 s; a node that joins warms before it takes work; a prover
 process killed by the host is restarted by Ray, warmed and used again; a prover that stops answering
-(SIGSTOP) is flagged within 30 s and taken back when it answers again."""
+(SIGSTOP) is flagged within 30 s and taken back when it answers again; a cancelled job's partitions
+are dropped on the provers too."""
 from __future__ import annotations
 
 import os
@@ -125,3 +126,15 @@ def test_a_prover_that_stops_answering_is_flagged_then_taken_back(front):
         os.kill(member.pid, signal.SIGCONT)
     until(lambda: member.state == "ready", 30, "the prover back")
     assert member.restarts == restarts and member.last_heartbeat > time.time() - 5  # the same process
+
+
+def test_a_cancelled_jobs_partitions_are_dropped_on_the_provers(front):
+    failures = sum(m.failures for m in front.fleet.members())
+    job = front.submit(work.spec(), work.tasks(900, 4 * NODES, delay=8.0))
+    until(lambda: sum(m.in_flight for m in front.fleet.members()) == 2 * NODES, 30, "every slot busy")
+    assert job.cancel()
+    # each prover drops its queued partition at once (its synthesis process busy for 8 s with the other)
+    until(lambda: sum(m.in_flight for m in front.fleet.members()) <= NODES, 4, "the queued partitions dropped")
+    until(lambda: sum(m.in_flight for m in front.fleet.members()) == 0, 20, "the running ones discarded")
+    assert sum(m.failures for m in front.fleet.members()) == failures
+    assert all(m.state == "ready" for m in front.fleet.members() if m.state != "dead")
