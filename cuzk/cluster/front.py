@@ -6,13 +6,13 @@ of a Ray cluster, one per GPU (cuzk.cluster.prover). The daemon runs it in place
     with ClusterEngine(config, ClusterOptions("auto")) as fleet:
         proof = fleet.submit_porep(c1).result()
 
-Three threads: the dispatcher places the most urgent partition (Priority, FIFO within one) on a member
-(cuzk.cluster.placement) as soon as one takes work; each call's outcome lands in a callback (a proof
-completes its partition once: a late duplicate is dropped; a lost prover puts the partition back in
-the queue, to be proved elsewhere, up to max_attempts times); the monitor, every heartbeat_s, starts a
-prover on each GPU of every new node, warms it with the fleet's circuits before it takes work, asks
-each member for its health, flags one whose answer is stale_after_s late, and marks the members of a
-node Ray reports dead."""
+Two threads and callbacks: the dispatcher places the most urgent partition (Priority, FIFO within
+one) on a member (cuzk.cluster.placement) as soon as one takes work; each call's outcome lands in a
+callback (a proof completes its partition once; a lost prover puts the partition back in the queue,
+to be proved elsewhere, up to max_attempts tries; a job that ends withdraws its partitions still on
+provers); the monitor, every heartbeat_s, starts a prover on each GPU of every new node and warms it
+with the fleet's working set before it takes work, asks each member for its health, flags one whose
+answer is stale_after_s late, and marks the members of a node Ray reports dead."""
 from __future__ import annotations
 
 import heapq
@@ -83,7 +83,8 @@ class ClusterEngine:
         self.slots = pipe.max_parallel_synthesis + pipe.gpu_queue_depth if pipe.enabled else 1
         ray_fleet.connect(options.address)
         self.fleet = Fleet()
-        self._circuits: dict[str, CircuitSpec] = {}  # what a member warms when it joins
+        self._circuits: dict[str, CircuitSpec] = {}  # every circuit proved or warmed, by key
+        self._preloaded: set[str] = set()  # the keys warm() asked for
         self._pending: list[_Item] = []
         self._seq = itertools.count()
         self._job_ids = itertools.count(1)
@@ -125,6 +126,7 @@ class ClusterEngine:
         members that hold it."""
         with self.fleet.lock:
             self._circuits[spec.key] = spec
+            self._preloaded.add(spec.key)
             members = [m for m in self.fleet.live() if m.state == "ready"]
         answers = [(m, m.actor.warm.remote([spec]).future()) for m in members]
         holding = []
@@ -142,6 +144,7 @@ class ClusterEngine:
         """Drop the circuit `key` on every member (and from what joining members warm)."""
         with self.fleet.lock:
             known = self._circuits.pop(key, None) is not None
+            self._preloaded.discard(key)
             members = [m for m in self.fleet.live() if key in m.resident]
         answers = [m.actor.evict.remote(key).future() for m in members]
         dropped = False
@@ -373,10 +376,16 @@ class ClusterEngine:
 
     def _warm(self, member: Member) -> None:
         with self.fleet.lock:
-            specs = list(self._circuits.values())
+            specs = self._working_set()
             member.warming = True
             member.move("warming", f"loading {len(specs)} circuit(s)")
         member.actor.warm.remote(specs).future().add_done_callback(partial(self._warmed, member))
+
+    def _working_set(self) -> list[CircuitSpec]:
+        """What a joining member warms: the circuits warm() asked for and those a ready member holds
+        (not every circuit ever proved: a GPU need not hold them all)."""
+        held = {key for m in self.fleet.members() if m.state == "ready" for key in m.resident}
+        return [spec for key, spec in self._circuits.items() if key in self._preloaded or key in held]
 
     def _warmed(self, member: Member, answer: Future) -> None:
         member.warming = False
