@@ -17,6 +17,8 @@ On a GPU host (each writes to $OUT, else bench/results):
     python -m bench.device_msm      MSM correctness at the bench sizes, timings, --vram-budget GIB
     python -m bench.device_ntt      NTT against a CPU reference, round trips, timings
     python -m bench.device_compile  first-use compile time of each CUDA module, from empty caches
+    python -m bench.post            a full synthetic WindowPoSt partition, WinningPoSt warm and beside
+                                    PoRep, on an engine (also --backend cpu) -> post_<backend>.jsonl
     bash bench/device.sh NAME       one device call: check, porep, pce, witness, engine, daemon,
                                     porep32g, ... (`bash bench/device.sh help` lists them)
 bench/RESULTS.md gives the current figure of each bench with its machine, date and command.

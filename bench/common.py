@@ -26,7 +26,7 @@ RESULTS = Path(__file__).with_name("results")
 # ../shared/BENCH.md's table of bench names (check with python3 ../shared/tools/check_results.py)
 BENCHES = {"msm_g1", "msm_g2", "msm_g1_sparse", "msm_g2_sparse", "ntt", "intt", "coset_ntt", "coset_intt", "prove",
            "pce_build", "pce_load", "pce_eval", "witness", "porep_prove", "engine_prove", "daemon_prove", "daemon_submit",
-           "porep_scaling", "setup", "compile", "cluster_prove"}
+           "porep_scaling", "setup", "compile", "cluster_prove", "window_post", "winning_post", "snap_prove"}
 REQUIRED = ("bench", "backend", "device", "n", "ms")
 # the order fields are written in; any others follow, then note, date and command
 FIRST = ("bench", "backend", "device", "n", "ms", "stat", "peer", "peer_ms", "gpus", "threads", "peak_rss_gib",

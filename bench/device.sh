@@ -26,6 +26,7 @@ usage: bash bench/device.sh NAME [ARGS]   (from a GPU host; OUT=DIR for the outp
   daemon          bench.daemon: cold SubmitProof, warm Prove latency, throughput (PROOFS, LATENCY, TESTS=1)
   seam            gpu tests of the engine, witness program, export, Groth16, backends; then bench.daemon
   porep32g        bench.porep32g: 2KiB gate, then 32GiB (PROOFS, GATE, TESTS, CAP, CPU_WITNESS, SYNTHESIS, ...)
+  post            bench.post: 2KiB gate, then a full 32GiB WindowPoSt partition, WinningPoSt warm and beside PoRep
   setup [MODE]    the GPU Groth16 setup: MODE all | tests | bench (bench.setup_gpu)
   params-stream [MODE] [GIB]   .params upload/export: MODE all | tests | bench, GIB default 16
   gpu-tests       wheel: gpu tests from the installed package, first-use compile, MSM second sample
@@ -262,6 +263,32 @@ cmd_porep32g() {
     porep32g_run porep32g_cpu.log "${CPU_S:-400}" --proof "${PROOF:-StackedDrg32GiBV1_1}" \
       --proofs "${CPU_PROOFS:-${PROOFS:-5}}" --cpu-witness
   fi
+  step "done"
+}
+
+cmd_post() {
+  # bench.post (synthetic vanilla proofs, cuzk.post.synthetic; keys generated on the GPU from each
+  # circuit's PCE and kept there; every proof verified by the engine): first a gate at 2KiB (Window,
+  # Winning, Winning beside a 2KiB PoRep; GATE=none skips it, GATE_S its limit), then, only if it
+  # passed, SIZE (default 32GiB): one full WindowPoSt partition (2,349 sectors x 10 challenges) per run,
+  # RUNS (default 3) runs, its key evicted, then WinningPoSt warm and beside BUSY (default 1) PoRep
+  # proofs of the same size. POST_S (default 420) limits the 32GiB run: its PCEs (WindowPoSt and
+  # PoRep) are built on first use, about a minute each on 16 cores.
+  OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
+  setup_env
+  gpu_line
+  if [ "${GATE:-2KiB}" != none ]; then
+    step "gate: 2KiB WindowPoSt, WinningPoSt, WinningPoSt beside PoRep"
+    if ! timeout -k 20 "${GATE_S:-150}" python3 -m bench.post --backend cuda --runs 2 --busy 1 \
+        --proof StackedDrgWindow2KiBV1_2,StackedDrgWinning2KiBV1 --out "$OUT/results" 2>&1 | tee "$OUT/post_gate.log" | tail -8; then
+      step "gate failed"; exit 1
+    fi
+  fi
+  local size=${SIZE:-32GiB}
+  step "$size: WindowPoSt partition, WinningPoSt warm and busy"
+  timeout -k 20 "${POST_S:-420}" python3 -m bench.post --backend cuda --runs "${RUNS:-3}" --busy "${BUSY:-1}" \
+    --proof "StackedDrgWindow${size}V1_2,StackedDrgWinning${size}V1" --out "$OUT/results" 2>&1 \
+    | grep -v -e "^cuzk: setup points" -e "it/s\]$" | tee "$OUT/post.log" | tail -20
   step "done"
 }
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from cuzk.errors import NonCanonicalError
-from cuzk.porep.trees import compute_roots, poseidon2_bytes
+from cuzk.porep.trees import MerklePath, compute_roots, fr_from_le, fr_to_le, poseidon_nodes
 from cuzk.post.challenges import challenge_index, check_bytes32, leaf_challenge, sector_challenges
 from cuzk.post.errors import PoStInputError, PoStVanillaProofError
 from cuzk.post.registry import PoStKind, RegisteredPoStProof, get_post_proof
@@ -21,20 +23,49 @@ from cuzk.post.vanilla import FallbackPoStSectorProof, SectorProof
 from cuzk.post.witness import public_inputs
 
 
-
 def verify_sector(proof: RegisteredPoStProof | int | str, randomness: bytes, sp: FallbackPoStSectorProof,
                   sector_index: int, sector: int | None = None) -> None:
     """Check one sector's vanilla proof, `sector_index` being its position over all partitions (for
     the V1_0 challenge index) and `sector` the position named in errors (PoStVanillaProofError)."""
-    p = get_post_proof(proof)
-    if len(sp.sectors) != 1:
-        raise PoStVanillaProofError(sector, None, "sectors", f"{len(sp.sectors)} sector proofs, expected 1")
-    s = sp.sector_proof
+    _verify_sectors(get_post_proof(proof), randomness, [(sp, sector_index, sector)])
+
+
+def _verify_sectors(p: RegisteredPoStProof, randomness: bytes,
+                    items: Sequence[tuple[FallbackPoStSectorProof, int, int | None]]) -> None:
+    """Check (vanilla proof, position over all partitions, position named in errors) items: every
+    sector's comm_r hashed in one batch, then every challenge's path (compute_roots batches the levels
+    of all of them), so a 2,349-sector partition makes a few large hash calls, not thousands of small
+    ones."""
+    for sp, _, sector in items:
+        if len(sp.sectors) != 1:
+            raise PoStVanillaProofError(sector, None, "sectors", f"{len(sp.sectors)} sector proofs, expected 1")
+    _check_comm_rs(items)
+    paths = [(sector, _sector_paths(p, randomness, sp, index, sector)) for sp, index, sector in items]
+    _check_roots(paths)
+
+
+def _check_comm_rs(items: Sequence[tuple[FallbackPoStSectorProof, int, int | None]]) -> None:
+    """comm_r == Poseidon-2(comm_c, comm_r_last) for every item; a non-canonical commitment is then
+    looked for sector by sector, to name its sector."""
+    pairs = [sp.sector_proof.comm_c + sp.sector_proof.comm_r_last for sp, _, _ in items]
     try:
-        if poseidon2_bytes(s.comm_c, s.comm_r_last) != sp.comm_r:
-            raise PoStVanillaProofError(sector, None, "comm_r", "is not Poseidon-2(comm_c, comm_r_last)")
+        hashed = fr_to_le(poseidon_nodes(fr_from_le(np.frombuffer(b"".join(pairs), np.uint8)).reshape(-1, 2, 4)))
     except NonCanonicalError:
-        raise PoStVanillaProofError(sector, None, "comm_c / comm_r_last", "not a canonical Fr") from None
+        for pair, (_, _, sector) in zip(pairs, items):
+            try:
+                fr_from_le(np.frombuffer(pair, np.uint8))
+            except NonCanonicalError:
+                raise PoStVanillaProofError(sector, None, "comm_c / comm_r_last", "not a canonical Fr") from None
+        raise
+    for h, (sp, _, sector) in zip(hashed, items):
+        if h.tobytes() != sp.comm_r:
+            raise PoStVanillaProofError(sector, None, "comm_r", "is not Poseidon-2(comm_c, comm_r_last)")
+
+
+def _sector_paths(p: RegisteredPoStProof, randomness: bytes, sp: FallbackPoStSectorProof, sector_index: int,
+                  sector: int | None) -> list[MerklePath]:
+    """One sector's inclusion paths, once their count, roots and leaf indices are the challenged ones."""
+    s = sp.sector_proof
     challenges = sector_challenges(p, randomness, sp.sector_id, sector_index)
     if len(s.inclusion_proofs) != len(challenges):
         raise PoStVanillaProofError(sector, None, "inclusion_proofs",
@@ -47,13 +78,26 @@ def verify_sector(proof: RegisteredPoStProof | int | str, randomness: bytes, sp:
             raise PoStVanillaProofError(sector, n, "leaf index",
                                         f"proves leaf {m.leaf_index()}, challenged {challenges[n]}")
         paths.append(m.merkle_path(p.leaves, p.tree_shape))
+    return paths
+
+
+def _check_roots(sectors: Sequence[tuple[int | None, list[MerklePath]]]) -> None:
+    """Every path hashes to its root (comm_r_last), all sectors' paths hashed at once; a non-canonical
+    leaf or hash is then looked for sector by sector, to name its sector."""
     try:
-        roots = compute_roots(paths)
+        roots = iter(compute_roots([path for _, paths in sectors for path in paths]))
     except NonCanonicalError:
-        raise PoStVanillaProofError(sector, None, "inclusion path", "a leaf or hash is not a canonical Fr") from None
-    for n, (root, path) in enumerate(zip(roots, paths)):
-        if root != path.root:
-            raise PoStVanillaProofError(sector, n, "inclusion path", "does not hash to comm_r_last")
+        for sector, paths in sectors:
+            try:
+                compute_roots(paths)
+            except NonCanonicalError:
+                raise PoStVanillaProofError(sector, None, "inclusion path",
+                                            "a leaf or hash is not a canonical Fr") from None
+        raise
+    for sector, paths in sectors:
+        for n, (path, root) in enumerate(zip(paths, roots)):
+            if root != path.root:
+                raise PoStVanillaProofError(sector, n, "inclusion path", "does not hash to comm_r_last")
 
 
 def verify_window_partition(proof: RegisteredPoStProof | int | str, randomness: bytes,
@@ -64,8 +108,7 @@ def verify_window_partition(proof: RegisteredPoStProof | int | str, randomness: 
         raise PoStInputError("registered_proof", f"{p.name} is not a WindowPoSt proof")
     if not 1 <= len(sectors) <= p.sector_count:
         raise PoStInputError("vanilla_proofs", f"{len(sectors)} sectors, expected 1 to {p.sector_count}")
-    for i, sp in enumerate(sectors):
-        verify_sector(p, randomness, sp, partition_index * p.sector_count + i, i)
+    _verify_sectors(p, randomness, [(sp, partition_index * p.sector_count + i, i) for i, sp in enumerate(sectors)])
 
 
 def verify_winning(proof: RegisteredPoStProof | int | str, randomness: bytes,
