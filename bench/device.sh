@@ -27,6 +27,7 @@ usage: bash bench/device.sh NAME [ARGS]   (from a GPU host; OUT=DIR for the outp
   seam            gpu tests of the engine, witness program, export, Groth16, backends; then bench.daemon
   porep32g        bench.porep32g: 2KiB gate, then 32GiB (PROOFS, GATE, TESTS, CAP, CPU_WITNESS, SYNTHESIS, ...)
   post            bench.post: 2KiB gate, then a full 32GiB WindowPoSt partition, WinningPoSt warm and beside PoRep
+  snap            bench.snap: 2KiB gate, then 32GiB SnapDeals updates, 16 partitions each (PROOFS, SYNTHESIS, NO_ALONE, GATE, SNAP_S)
   setup [MODE]    the GPU Groth16 setup: MODE all | tests | bench (bench.setup_gpu)
   params-stream [MODE] [GIB]   .params upload/export: MODE all | tests | bench, GIB default 16
   gpu-tests       wheel: gpu tests from the installed package, first-use compile, MSM second sample
@@ -263,6 +264,29 @@ cmd_porep32g() {
     porep32g_run porep32g_cpu.log "${CPU_S:-400}" --proof "${PROOF:-StackedDrg32GiBV1_1}" \
       --proofs "${CPU_PROOFS:-${PROOFS:-5}}" --cpu-witness
   fi
+  step "done"
+}
+
+cmd_snap() {
+  # bench.snap (synthetic updates, cuzk.snap.synthetic; the partition key generated on the GPU from its
+  # PCE and kept there; every partition proof verified by the engine): a 2KiB gate (GATE=none skips it,
+  # GATE_S its limit), then, only if it passed, PROOFS (default 3) updates of SIZE (default 32GiB)
+  # submitted at once after one alone (NO_ALONE=1 skips it); SYNTHESIS (default 4) processes; SNAP_S limit.
+  OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
+  setup_env
+  gpu_line
+  if [ "${GATE:-2KiB}" != none ]; then
+    step "gate: a 2KiB update"
+    if ! timeout -k 20 "${GATE_S:-150}" python3 -m bench.snap --backend cuda --proof StackedDrg2KiBV1 --proofs 1 \
+        --no-alone --out "$OUT/results" 2>&1 | tee "$OUT/snap_gate.log" | tail -8; then
+      step "gate failed"; exit 1
+    fi
+  fi
+  local size=${SIZE:-32GiB}
+  step "$size: SnapDeals updates"
+  timeout -k 20 "${SNAP_S:-540}" python3 -m bench.snap --backend cuda --proof "StackedDrg${size}V1" --proofs "${PROOFS:-3}" \
+    --synthesis "${SYNTHESIS:-4}" ${NO_ALONE:+--no-alone} --out "$OUT/results" 2>&1 \
+    | grep -v -e "^cuzk: setup points" -e "it/s\]$" | tee "$OUT/snap.log" | tail -12
   step "done"
 }
 
