@@ -147,7 +147,7 @@ class Engine:
         if isinstance(circuit, CompiledCircuit) and circuit.program is not None:
             try:
                 w = expanded(circuit, [program_witness.blank(circuit)], dev.backend, self._witness_host)[0]
-            except (SynthesisError, InputError) as e:  # a decomposition fails, or not a one-block (PoRep) program
+            except (SynthesisError, InputError) as e:  # a decomposition fails, or no one block of free values
                 log.info("engine: no blank witness for %s (%s); rehearsing with ONE alone", res.key, e)
         if w is None:
             w = dev.backend.zeros((circuit.num_columns, 4), np.uint64)

@@ -1,7 +1,8 @@
 """A SnapDeals update as engine work: the CircuitSpec of a registered update proof's partition circuit
 and one Task per partition (cuzk.snap.proving does the SnapDeals part: the vanilla checks, the
-witness, the circuit and its parameters). Snap has no packed witness program: a Task's witness is the
-partition's full assignment, synthesized in a worker process.
+witness, the circuit and its parameters). A Task's witness is the partition's SnapWitness: packed in a
+synthesis process (public inputs and free values), expanded by the circuit's witness program on the
+GPU worker (cuzk.engine.expansion), as PoRep's and PoSt's are.
 
     job = submit_snap(engine, "StackedDrg2KiBV1", comm_r_old, comm_r_new, comm_d_new, vanilla)
     proof = job.result(timeout=600)              # 192 bytes per partition, in partition order, verified
@@ -13,27 +14,26 @@ from functools import partial
 
 from cuzk.engine.engine import Engine
 from cuzk.engine.jobs import CircuitSpec, Job, Priority, Task
-from cuzk.snap.proving import (ProofName, VanillaSource, checked_partitions, full_witness, load_snap_circuit,
-                               snap_shape)
+from cuzk.snap.proving import ProofName, SnapWitness, VanillaSource, checked_partitions, load_snap_circuit, snap_shape
 from cuzk.snap.registry import get_update_proof
 
 
 def snap_spec_of(proof: ProofName, progress: bool = False, allow_setup: bool = False) -> CircuitSpec:
-    """The resident-circuit spec of a registered update proof's partition circuit (its PCE and its
-    parameters: the official ones, or with `allow_setup` cuzk's own), keyed by its parameter file's
-    stem (one circuit per sector size)."""
+    """The resident-circuit spec of a registered update proof's partition circuit (its PCE with its
+    witness program, and its parameters: the official ones, or with `allow_setup` cuzk's own), keyed by
+    its parameter file's stem (one circuit per sector size)."""
     p = get_update_proof(proof)
     return CircuitSpec(p.params_stem, partial(load_snap_circuit, p, allow_setup=allow_setup, progress=progress))
 
 
 def snap_tasks(proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_new: bytes,
                vanilla_proofs: Sequence[VanillaSource] | str | bytes) -> list[Task]:
-    """One Task per partition, in order (its full witness by a picklable call, its public inputs),
-    every partition's vanilla proof checked here first (InputError naming a commitment,
+    """One Task per partition, in order (its packed witness by a picklable call, SnapWitness, and its
+    public inputs), every partition's vanilla proof checked here first (InputError naming a commitment,
     SnapVanillaFormatError, SnapVanillaProofError)."""
     p = get_update_proof(proof)
     shape = snap_shape(p)
-    return [Task(partial(full_witness, shape, w), public.to_ints(p))
+    return [Task(SnapWitness(shape, w), public.to_ints(p))
             for public, w in checked_partitions(p, comm_r_old, comm_r_new, comm_d_new, vanilla_proofs)]
 
 

@@ -62,45 +62,61 @@ def pack(shape: StackedShape, w: PartitionWitness, inputs: list[int]) -> PackedW
 def blank(circuit: CompiledCircuit) -> PackedWitness:
     """A pack that fits `circuit` (a CompiledCircuit with `program`): ONE = 1, every other input and
     free value 0. Not a partition's: its expansion may fail a decomposition (SynthesisError); an
-    engine rehearses a proof from it (Engine.warm). InputError for a circuit of more than one block."""
+    engine rehearses a proof from it (Engine.warm). InputError for a circuit without one block of free
+    values (_free_block)."""
     pce, program = circuit.pce, circuit.program
-    k, _, _, free = _challenges(pce, program)
+    _, k, _, _, free = _free_block(pce, program)
     return PackedWitness(Fr.from_ints([1] + [0] * (pce.num_inputs - 1)),
                          np.zeros((program.free_plain.shape[0], 4), np.uint64),
                          np.zeros((k, free.shape[0], 4), np.uint64))
 
 
-def _challenges(pce: PCE, program: WitnessProgram) -> tuple[int, int, int, np.ndarray]:
-    """The challenges' block: (K instances, first aux column, aux columns per instance, its template's
-    free aux); InputError unless the circuit has exactly one block, as a PoRep partition does."""
-    if pce.blocks.shape[0] != 1:
-        raise InputError("a PoRep witness program has one block of challenges")
-    t, k, aux_col, aux_per = (int(pce.blocks[0, j]) for j in (0, 1, 3, 4))
-    return k, aux_col, aux_per, program.free_tpl[program.free_tpl_ptr[t]:program.free_tpl_ptr[t + 1]]
+def _free_block(pce: PCE, program: WitnessProgram) -> tuple[int, int, int, int, np.ndarray]:
+    """The block whose instances take free values (a PoRep partition's challenges, a PoSt partition's
+    sectors, a SnapDeals partition's challenges): (its index, K instances, first aux column, aux columns
+    per instance, its template's free aux). It is the circuit's only block, or among several the only
+    one whose template has free values (a SnapDeals partition's apex tree levels have none); InputError
+    otherwise."""
+    def free_of(b: int) -> np.ndarray:
+        t = int(pce.blocks[b, 0])
+        return program.free_tpl[program.free_tpl_ptr[t]:program.free_tpl_ptr[t + 1]]
+
+    nblocks = pce.blocks.shape[0]
+    with_free = [b for b in range(nblocks) if free_of(b).shape[0]]
+    if nblocks != 1 and len(with_free) != 1:
+        raise InputError(f"a packed witness needs one block of free values, the circuit has {nblocks} blocks, "
+                         f"{len(with_free)} with free values")
+    b = 0 if nblocks == 1 else with_free[0]
+    k, aux_col, aux_per = (int(pce.blocks[b, j]) for j in (1, 3, 4))
+    return b, k, aux_col, aux_per, free_of(b)
 
 
-def _layout(pce: PCE, program: WitnessProgram, packs: list[PackedWitness]) -> np.ndarray:
-    """The columns of the challenges' free values, (K * nfree,); checks that the packs fit the circuit."""
-    k, aux_col, aux_per, free = _challenges(pce, program)
+def _layout(pce: PCE, program: WitnessProgram, packs: list[PackedWitness]) -> tuple[int, np.ndarray]:
+    """The free block's index and the columns of its free values, (K * nfree,); checks that the packs
+    fit the circuit."""
+    b, k, aux_col, aux_per, free = _free_block(pce, program)
     for p in packs:
         if p.inputs.shape != (pce.num_inputs, 4) or p.plain_free.shape != (program.free_plain.shape[0], 4) \
                 or p.block_free.shape != (k, free.shape[0], 4):
             raise InputError("packed witness values do not fit the circuit's witness program")
-    return (aux_col + np.arange(k)[:, None] * aux_per + free[None, :]).reshape(-1)
+    return b, (aux_col + np.arange(k)[:, None] * aux_per + free[None, :]).reshape(-1)
 
 
 def seeded(pce: PCE, program: WitnessProgram, packs: list[PackedWitness]) -> np.ndarray:
     """(P, ncols, 4): the packs' inputs and free values in place, the rest zero: what the program
     starts from."""
-    _layout(pce, program, packs)
+    b, _ = _layout(pce, program, packs)
+    P = len(packs)
+    block_free = [np.stack([p.block_free for p in packs]) if i == b else np.zeros((P, int(blk[1]), 0, 4), np.uint64)
+                  for i, blk in enumerate(pce.blocks)]
     return seed(pce, program, np.stack([p.inputs for p in packs]), np.stack([p.plain_free for p in packs]),
-                [np.stack([p.block_free for p in packs])])
+                block_free)
 
 
 def seeded_device(pce: PCE, program: WitnessProgram, packs: list[PackedWitness], backend: Backend):
     """`seeded` built on the backend's device: zeros there, then only the inputs and free values
     copied in (the witness itself is never in host memory). A (P, ncols, 4) uint64 device array."""
-    cols = _layout(pce, program, packs)
+    _, cols = _layout(pce, program, packs)
     out = backend.zeros((len(packs), pce.num_inputs + pce.num_aux, 4), np.uint64)
     out[:, :pce.num_inputs] = backend.asarray(np.stack([p.inputs for p in packs]))
     out[:, backend.asarray(program.free_plain)] = backend.asarray(np.stack([p.plain_free for p in packs]))

@@ -6,38 +6,45 @@ verified before it is returned.
     proofs = cuzk.snap_prove("StackedDrg2KiBV1", comm_r_old, comm_r_new, comm_d_new, vanilla, allow_setup=True)
     assert cuzk.snap_verify("StackedDrg2KiBV1", comm_r_old, comm_r_new, comm_d_new, proofs)
 
-The circuit is synthesized in constraint mode once per process and kept in template form (its PCE);
-the witness is the witness-mode synthesis. Parameters: the official file named by the registry's
-params_stem, else, with `allow_setup`, cuzk's own (cuzk.porep.params_cache: generated once, cached).
-A proof is one partition: 192 bytes, bellperson's encoding.
+The circuit is synthesized in constraint mode once per process and compiled (its PCE and witness
+program, cuzk.r1cs); a partition's witness is packed (SnapWitness: public inputs and the free values of
+cuzk.snap.witness.free_values) and expanded by the program, on the proving backend (on a GPU it stays
+there; the engine's GPU workers do the same, cuzk.engine.expansion). Parameters: the official file
+named by the registry's params_stem, else, with `allow_setup`, cuzk's own (cuzk.porep.params_cache:
+generated once, cached). A proof is one partition: 192 bytes, bellperson's encoding.
 """
 from __future__ import annotations
 
 import functools
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from cuzk import groth16
 from cuzk.backend import Backend, get_backend
 from cuzk.errors import InputError, ProofFormatError
+from cuzk.ff.fields import Fr
 from cuzk.groth16 import PROOF_BYTES, CompiledCircuit, Proof, VerifyingKey
 from cuzk.groth16.partition import prove_partition, verify_partition
+from cuzk.porep import program_witness
 from cuzk.porep.circuit import levels_from_paths
 from cuzk.porep.params_cache import LoadedParams, find_params, find_vk, load_or_generate
 from cuzk.porep.trees import fr_from_le
 from cuzk.r1cs.pce import build
+from cuzk.r1cs.witness_program import compile_program, hint_matrices
 from cuzk.snap import vanilla as snap_vanilla
 from cuzk.snap.bincode import read_partition_proof, read_vproof_json
 from cuzk.snap.circuit import circuit as snap_constraints
 from cuzk.snap.derive import commitment_fr
 from cuzk.snap.registry import RegisteredUpdateProof, get_update_proof
 from cuzk.snap.vanilla import PartitionProof, PublicInputs
-from cuzk.snap.witness import PartitionWitness, SnapShape
+from cuzk.snap.witness import PartitionWitness, SnapShape, free_values
 
-__all__ = ["full_witness", "load_snap_circuit", "partition_witness", "prove_partition_snap", "public_inputs", "snap_circuit",
-           "read_proof", "snap_prove", "snap_shape", "snap_verify", "vanilla_of"]
+__all__ = ["SnapWitness", "full_witness", "load_snap_circuit", "partition_witness", "prove_partition_snap",
+           "public_inputs", "read_proof", "snap_circuit", "snap_prove", "snap_shape", "snap_verify",
+           "synthesized_witness", "vanilla_of"]
 
 ProofName = RegisteredUpdateProof | int | str
 # one partition's vanilla proof: decoded, or its bincode bytes
@@ -52,8 +59,11 @@ def snap_shape(proof: ProofName) -> SnapShape:
 
 @functools.cache
 def snap_circuit(shape: SnapShape) -> CompiledCircuit:
-    """The partition circuit of `shape` in template form (its PCE; kept for the process)."""
-    return CompiledCircuit(build(snap_constraints(shape)))
+    """The partition circuit of `shape` as its PCE with its witness program (from the recorded constraint
+    system and its hints; kept for the process)."""
+    cs = snap_constraints(shape)
+    pce = build(cs)
+    return CompiledCircuit(pce, compile_program(pce, hint_matrices(cs, pce)))
 
 
 def load_snap_circuit(proof: ProofName, *, allow_setup: bool, progress: bool = False,
@@ -121,8 +131,34 @@ def partition_witness(proof: ProofName, public: PublicInputs, vanilla: Partition
         levels_from_paths(d_new)[:p.apex_height])
 
 
-def full_witness(shape: SnapShape, w: PartitionWitness) -> np.ndarray:
-    """The partition's full assignment (ONE, inputs, aux; Montgomery Fr) by witness-mode synthesis."""
+@dataclass(frozen=True)
+class SnapWitness:
+    """One partition's packed witness (its public inputs and free values, cuzk.snap.witness.free_values)
+    from its checked PartitionWitness: a picklable callable (an engine runs it in a synthesis process),
+    which the circuit's witness program expands."""
+
+    shape: SnapShape
+    witness: PartitionWitness
+
+    @property
+    def inputs(self) -> list[int]:
+        """The public inputs after ONE: [k_and_h_select, comm_r_old, comm_d_new, comm_r_new]."""
+        return self.witness.public_inputs(self.shape)
+
+    def __call__(self) -> program_witness.PackedWitness:
+        plain, per = free_values(self.shape, self.witness)
+        return program_witness.PackedWitness(Fr.from_ints([1, *self.inputs]), plain, per)
+
+
+def full_witness(circuit: CompiledCircuit, shape: SnapShape, w: PartitionWitness, backend: Backend):
+    """The partition's full witness (ONE, inputs, aux; Montgomery Fr) by the circuit's witness program
+    (snap_circuit) from its SnapWitness; on a device backend it stays on the device."""
+    return program_witness.expand(circuit, [SnapWitness(shape, w)()], backend, host=backend.device is None)[0]
+
+
+def synthesized_witness(shape: SnapShape, w: PartitionWitness) -> np.ndarray:
+    """The partition's full assignment by witness-mode synthesis of the circuit (the gadgets computing
+    every value on the host): the reference the witness program is tested against."""
     return snap_constraints(shape, w, mode="witness").witness()
 
 
@@ -140,7 +176,8 @@ def _prove(p: RegisteredUpdateProof, public: PublicInputs, w: PartitionWitness, 
     circuit, loaded = load_snap_circuit(p, allow_setup=allow_setup, progress=progress, keep=False)
     be = get_backend(backend) if isinstance(backend, str) else backend
     label = f"{p.name} (made with {loaded.files.describe()})"
-    out = prove_partition(loaded.params, circuit, full_witness(snap_shape(p), w), inputs, be, public.k, p.name)
+    full = full_witness(circuit, snap_shape(p), w, be)
+    out = prove_partition(loaded.params, circuit, full, inputs, be, public.k, p.name)
     verify_partition(groth16.prepare_verifying_key(loaded.vk), inputs, out, public.k, label)
     return out.to_bytes()
 
@@ -160,7 +197,7 @@ def snap_prove(proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_ne
 def checked_partitions(proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_new: bytes,
                        vanilla_proofs: Sequence[VanillaSource] | str | bytes) -> list[tuple[PublicInputs, PartitionWitness]]:
     """Each partition's (public inputs, circuit witness), in order, every vanilla proof checked first
-    (partition_witness): what snap_prove proves and the engine's tasks carry."""
+    (partition_witness): what snap_prove proves and the engine's tasks carry (as SnapWitness)."""
     p = get_update_proof(proof)
     publics = [public_inputs(comm_r_old, comm_r_new, comm_d_new, k) for k in range(p.partitions)]
     vanilla = vanilla_of(p, vanilla_proofs)

@@ -18,7 +18,7 @@ from cuzk.errors import InputError
 from cuzk.ff.fields import Fr
 from cuzk.gadgets.merkle import Level
 from cuzk.gadgets.scope import CAPACITY
-from cuzk.porep.trees import level_arities
+from cuzk.porep.trees import fr_from_le, fr_to_le, level_arities, sha256_nodes
 
 H_SELECT_BITS = 6  # len(hs): every size has six candidate h values (constants.rs:98)
 
@@ -146,3 +146,34 @@ class PartitionWitness:
     def public_inputs(self, shape: SnapShape) -> list[int]:
         """[k_and_h_select, comm_r_old, comm_d_new, comm_r_new] (circuit.rs:85-92)."""
         return [shape.k_and_h_select(self.k), self.comm_r_old, self.comm_d_new, self.comm_r_new]
+
+
+def apex_root(apex_leaves: np.ndarray) -> np.ndarray:
+    """(4,) Montgomery Fr: the root of the apex tree over (A, 4) Montgomery leaves (TreeD's SHA256
+    nodes, cuzk.porep.trees.sha256_nodes)."""
+    nodes = fr_to_le(apex_leaves)
+    while nodes.shape[0] > 1:
+        nodes = sha256_nodes(nodes.reshape(-1, 2, 32))
+    return fr_from_le(nodes, "apex root")[0]
+
+
+def free_values(shape: SnapShape, w: PartitionWitness) -> tuple[np.ndarray, np.ndarray]:
+    """What the partition circuit's witness program (cuzk.r1cs.witness_program) starts from besides the
+    public inputs, Montgomery Fr in the circuit's allocation order: at top level ((3 + A + P, 4), and
+    2 more when P > 0) comm_c, root_r_old, root_r_new, the apex leaves and the partition path (P
+    siblings), then, with a partition path, the two children of its first hash: the apex root and the
+    first sibling, ordered by partition bit 0 (the apex tree is batch blocks, whose programs run after
+    the top level's, so the top level cannot derive them); per challenge ((C, nfree, 4)) leaf_r_old,
+    leaf_d_new, then the siblings of path_r_old, path_r_new and path_d_new (levels leaf first). The rest
+    (the challenge bits, rho, leaf_r_new, every hash) the program derives."""
+    w.check(shape)
+    parts = [Fr.from_ints([w.comm_c, w.root_r_old, w.root_r_new]), np.asarray(w.apex_leaves, np.uint64),
+             np.asarray(w.partition_path, np.uint64).reshape(-1, 4)]
+    if shape.partition_bit_len:
+        pair = [apex_root(w.apex_leaves), np.asarray(w.partition_path[0], np.uint64)]
+        parts.append(np.stack(pair[::-1] if w.k & 1 else pair))
+    c = shape.challenges
+    per = [np.asarray(w.leaf_r_old, np.uint64)[:, None], np.asarray(w.leaf_d_new, np.uint64)[:, None]]
+    per += [np.asarray(lv.siblings, np.uint64).reshape(c, -1, 4)
+            for path in (w.path_r_old, w.path_r_new, w.path_d_new) for lv in path]
+    return np.concatenate(parts), np.concatenate(per, axis=1)

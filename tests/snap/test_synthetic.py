@@ -40,7 +40,7 @@ def test_2kib_passes_the_checks_and_satisfies_the_circuit(rng, monkeypatch, max_
     verify_partition(NAME, u.public[0], u.vanilla[0])
     shape = proving.snap_shape(NAME)
     w = proving.partition_witness(NAME, proving.public_inputs(*_comms(u), 0), u.vanilla[0])
-    witness = proving.full_witness(shape, w)
+    witness = proving.synthesized_witness(shape, w)
     circuit(shape).assert_satisfied(witness)
     assert Fr.to_ints(witness[1:5]) == u.public[0].to_ints(u.proof)
 

@@ -1,6 +1,8 @@
 """The witness program on the CPU (cuzk.r1cs.witness_program; ops cuzk.backend.base.WITNESS_OPS): one
 job per (partition, block instance), all cores, each running its template's steps in order (steps
-are sorted by level, a topological order), the plain program first. With X.w = sum_e c_e w[col_e]
+are sorted by level, a topological order), the plain program first, then each block's instances in
+block order (a block may read an earlier block's values, as a SnapDeals apex tree's levels do; the GPU
+runs them in the same order, cuzk.backend.cuda.witness). With X.w = sum_e c_e w[col_e]
 over a row of X and X' that row without the step's unknown term:
     SOLVE_C  u = (A.w B.w - C'.w) inv     DEC_A  v = C.w inv - A0   (A0: A's non-target terms)
     SOLVE_A  u = (C.w - B.w A'.w) inv     DEC_C  v = A.w B.w - C0
@@ -137,8 +139,10 @@ def run_program(pce, program, w: np.ndarray) -> None:
                   for x in (m.plain_indptr, m.plain_cols, m.plain_cids))
     P = w.shape[0]
     plain = np.stack([np.arange(P), np.full(P, -1), np.zeros(P, np.int64)], axis=1).astype(np.int64)
-    inst = [(p, b, i) for b in range(pce.blocks.shape[0]) for p in range(P) for i in range(int(pce.blocks[b, 1]))]
-    for jobs in (plain, np.array(inst, np.int64).reshape(-1, 3)):
+    # one block after the other, as the GPU runs them: a block may read an earlier one's values
+    blocks = [np.array([(p, b, i) for p in range(P) for i in range(int(pce.blocks[b, 1]))], np.int64).reshape(-1, 3)
+              for b in range(pce.blocks.shape[0])]
+    for jobs in (plain, *blocks):
         bad = np.zeros(jobs.shape[0], np.int64)
         _exec_jobs(jobs, program.levels, program.prog_levels, program.steps, pce.blocks, pce.wire_cols, pce.coeffs,
                    program.inv, program.coeff_log2, tmats, pmats, w, bad)
