@@ -166,6 +166,7 @@ def main() -> None:
                "proof_bytes": run["proof_bytes"], "simulated_partition_s": args.partition_s,
                "simulated_partitions": 6 * nodes, "simulated_partitions_per_hour": round(simulated, 1),
                "simulated_scaling": round(simulated / (nodes * simulated_base), 3),
+               "load_avg_1m": round(os.getloadavg()[0], 2),
                "note": f"local Ray cluster on one machine ({os.cpu_count()} cores shared by every node); CPU provers"}
         if run["latencies"]:
             fleet_ms, engine_ms = statistics.median(run["latencies"]), statistics.median(local)
