@@ -34,7 +34,7 @@ from cuzk.backend import device_backends, get_backend
 from cuzk.backend.cuda.memory import resolve_budget
 from cuzk.engine import MemoryBudget
 from cuzk.engine import config as config_module
-from cuzk.engine import engine as engine_module
+from cuzk.engine import porep as porep_module
 from cuzk.engine.budget import host_limit
 from cuzk.engine.config import LOG_LEVELS, EngineConfig, load_config
 from cuzk.engine.accounting import engine_host_bytes, work_bytes
@@ -580,7 +580,7 @@ def check_srs_allow_setup(tmp_path, param_env):
 
     def stop():
         raise InputError("stopped by the test")
-    param_env.setattr(engine_module, "porep_spec_of", recorded)
+    param_env.setattr(porep_module, "porep_spec_of", recorded)
     for flag in (True, False):
         with engine(load(tmp_path, {"srs.allow_setup": flag})) as e:
             with pytest.raises(InputError, match="stopped by the test"):
