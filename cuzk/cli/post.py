@@ -1,5 +1,6 @@
 """`cuzk post winning` and `cuzk post window` (cuzk.cli): the PoSt proof of sectors sealed by `cuzk seal`
-(their directories), verified before it is printed as hex or written to a file."""
+(their directories), verified before it is printed as hex or written to a file; `cuzk post verify
+winning|window` checks a proof file against those sectors' public data (exit 0 valid, 1 invalid)."""
 from __future__ import annotations
 
 import argparse
@@ -7,8 +8,11 @@ import string
 import time
 from pathlib import Path
 
-from cuzk.cli.checks import check_directory, check_output
+from cuzk.cli.checks import check_directory, check_input, check_output
 from cuzk.util.atomic import atomic_write
+from cuzk.util.jsonio import read_limited
+
+VK_MAX_BYTES = 1 << 20  # a .vk is 672 bytes plus 96 per public input
 
 
 def _randomness(text: str) -> bytes:
@@ -23,26 +27,32 @@ def _randomness(text: str) -> bytes:
     return bytes.fromhex(digits)
 
 
+def _sectors_and_proof(args: argparse.Namespace, command: str):
+    """The sealed sectors of args.sectors and the registered PoSt proof: --proof, else the newest of
+    `command`'s kind (winning, window) for their sector size."""
+    from cuzk.porep.seal import Sector
+    from cuzk.post.registry import POST_PROOFS, PoStKind, get_post_proof
+
+    kind = PoStKind.WINNING if command == "winning" else PoStKind.WINDOW
+    sectors = [Sector.open(path) for path in args.sectors]
+    if args.proof:
+        return sectors, get_post_proof(args.proof)
+    size = sectors[0].proof.sector_size
+    return sectors, max((p for p in POST_PROOFS.values() if p.kind is kind and p.sector_size == size), key=lambda p: p.id)
+
+
 def _post(args: argparse.Namespace) -> int:
     for path in args.sectors:
         check_directory("sector", path)
     if args.out:
         check_output("--out", args.out)
     randomness = _randomness(args.randomness)
-    from cuzk.porep.seal import Sector
     from cuzk.post import proving
-    from cuzk.post.registry import POST_PROOFS, PoStKind, get_post_proof
 
-    kind = PoStKind.WINNING if args.post_command == "winning" else PoStKind.WINDOW
-    sectors = [Sector.open(path) for path in args.sectors]
-    if args.proof:
-        proof = get_post_proof(args.proof)
-    else:  # the newest registered proof of this kind and sector size
-        size = sectors[0].proof.sector_size
-        proof = max((p for p in POST_PROOFS.values() if p.kind is kind and p.sector_size == size), key=lambda p: p.id)
+    sectors, proof = _sectors_and_proof(args, args.post_command)
     start = time.perf_counter()
     common = dict(allow_setup=args.allow_setup, backend=args.backend, progress=not args.quiet)
-    if kind is PoStKind.WINNING:
+    if args.post_command == "winning":
         data = proving.winning_post(proof, randomness, sectors[0], **common)
     else:
         data = proving.window_post(proof, randomness, sectors, args.partition_index, **common)
@@ -53,6 +63,32 @@ def _post(args: argparse.Namespace) -> int:
     print(f"wrote {len(data)} bytes ({proof.name} proof, verified) to {args.out} in "
           f"{time.perf_counter() - start:.1f} s")
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    check_input("PROOF_FILE", args.proof_file)
+    if args.vk:
+        check_input("--vk", args.vk)
+    for path in args.sectors:
+        check_directory("sector", path)
+    randomness = _randomness(args.randomness)
+    from cuzk.errors import ProofFormatError
+    from cuzk.groth16 import PROOF_BYTES, vk_from_bytes
+    from cuzk.post import proving
+
+    sectors, proof = _sectors_and_proof(args, args.kind)
+    data = read_limited(args.proof_file, what="PROOF_FILE", max_bytes=PROOF_BYTES)
+    if len(data) != PROOF_BYTES:
+        raise ProofFormatError(f"PROOF_FILE {args.proof_file}: {len(data):,} bytes, a {proof.name} proof is "
+                               f"{PROOF_BYTES}")
+    vk = vk_from_bytes(read_limited(args.vk, what="--vk", max_bytes=VK_MAX_BYTES), args.vk) if args.vk else None
+    public = [(s.sector_id, s.comm_r) for s in sectors]
+    if args.kind == "winning":  # a --proof of the other kind is refused there (PoStInputError)
+        ok = proving.verify_winning_post(proof, randomness, *public[0], data, vk=vk)
+    else:
+        ok = proving.verify_window_post(proof, randomness, public, data, args.partition_index, vk=vk)
+    print(f"{args.proof_file}: {proof.name} proof is {'valid' if ok else 'INVALID'}")
+    return 0 if ok else 1
 
 
 def add_commands(sub) -> None:
@@ -75,3 +111,14 @@ def add_commands(sub) -> None:
                         help="compute backend (default auto)")
         cp.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
         cp.set_defaults(run=_post, partition_index=0)
+    vp = psub.add_parser("verify", help="verify a WinningPoSt or WindowPoSt proof file against sealed sectors' "
+                                        "public data; exit status 0 valid, 1 invalid")
+    vp.add_argument("kind", choices=["winning", "window"])
+    vp.add_argument("proof_file", metavar="PROOF_FILE", help="the 192-byte proof")
+    vp.add_argument("sectors", nargs="+", metavar="SECTOR_DIR", help="the proved sectors' directories, in order")
+    vp.add_argument("--randomness", required=True, help="32 bytes hex, as proved")
+    vp.add_argument("--proof", metavar="NAME", help="registered PoSt proof (default: the newest of the kind for the "
+                                                    "sector size)")
+    vp.add_argument("--partition-index", type=int, default=0, help="WindowPoSt: the partition proved (default 0)")
+    vp.add_argument("--vk", help="verifying key file (default: official if present, else cuzk's own)")
+    vp.set_defaults(run=_verify)

@@ -1,6 +1,8 @@
 """`cuzk post winning|window` over sector directories made by `cuzk seal`: a bad sector directory or
-randomness exits 2 with one typed line (fast); WindowPoSt proved end to end, the proof written
-atomically and verified from public data (slow)."""
+randomness exits 2 with one typed line, as does `cuzk post verify` for a proof file of the wrong
+length or a sector set without a key (fast); WindowPoSt proved end to end, the proof written
+atomically and verified from public data and by `cuzk post verify` (exit 0), a changed proof or
+another randomness INVALID (exit 1) (slow)."""
 import pytest
 
 import cuzk
@@ -56,6 +58,23 @@ def test_missing_parameters_without_allow_setup_exit_2(sealed, cache, capsys):
     _one_line_error(capsys, "no official parameters", "proof-of-spacetime")
 
 
+def test_verify_refuses_a_bad_proof_file_or_a_missing_key(sealed, cache, tmp_path, capsys):
+    short = tmp_path / "short.proof"
+    short.write_bytes(bytes(191))
+    assert main(["post", "verify", "window", str(short), *map(str, sealed), "--randomness", RAND]) == 2
+    _one_line_error(capsys, "PROOF_FILE", "191 bytes", "192")
+    assert main(["post", "verify", "window", str(tmp_path / "none.proof"), *map(str, sealed), "--randomness",
+                 RAND]) == 2
+    _one_line_error(capsys, "PROOF_FILE", "none.proof")
+    zero = tmp_path / "zero.proof"
+    zero.write_bytes(bytes(192))
+    assert main(["post", "verify", "winning", str(zero), str(sealed[0]), "--randomness", RAND]) == 2
+    _one_line_error(capsys, "proof-of-spacetime")  # no key in the empty cache: named, not a crash
+    assert main(["post", "verify", "winning", str(zero), str(sealed[0]), "--randomness", RAND, "--proof",
+                 "StackedDrgWindow2KiBV1_2"]) == 2
+    _one_line_error(capsys, "registered_proof", "not a WinningPoSt proof")
+
+
 @pytest.mark.slow
 def test_window_post_end_to_end(sealed, cache, tmp_path, capsys):
     out = tmp_path / "window.proof"
@@ -71,3 +90,8 @@ def test_window_post_end_to_end(sealed, cache, tmp_path, capsys):
                  "-q"]) == 0
     printed = bytes.fromhex(capsys.readouterr().out.strip())  # Groth16 proofs are randomized: verify, not compare
     assert len(printed) == 192 and cuzk.verify_window_post("StackedDrgWindow2KiBV1_2", randomness, public, printed)
+    verify = ["post", "verify", "window", str(out), *map(str, sealed), "--randomness", RAND]
+    assert main(verify) == 0 and "StackedDrgWindow2KiBV1_2 proof is valid" in capsys.readouterr().out
+    assert main(verify[:-1] + ["22" * 31 + "0a"]) == 1 and "INVALID" in capsys.readouterr().out
+    out.write_bytes(printed[:48] + proof[48:])  # another proof's A with this one's B and C
+    assert main(verify) == 1 and "INVALID" in capsys.readouterr().out
