@@ -78,9 +78,9 @@ class ClusterEngine:
 
     def __init__(self, config: EngineConfig, options: ClusterOptions) -> None:
         self.config, self.options = config, options
-        mem, pipe = config.memory, config.pipeline
+        mem = config.memory
         self.budget = MemoryBudget.for_host(host_limit(mem.host_cap), mem.host_margin)  # the front's own host
-        self.slots = pipe.max_parallel_synthesis + pipe.gpu_queue_depth if pipe.enabled else 1
+        self.slots = config.pipeline.slots
         ray_fleet.connect(options.address)
         self.fleet = Fleet()
         self._circuits: dict[str, CircuitSpec] = {}  # every circuit proved or warmed, by key

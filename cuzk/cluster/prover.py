@@ -31,8 +31,7 @@ class Prover:
     def __init__(self, config: EngineConfig, backend: str = "auto") -> None:
         self.started = time.time()
         self.engine = Engine(replace(config, gpus=replace(config.gpus, devices=())), backend=backend)
-        pipe = config.pipeline
-        self.slots = pipe.max_parallel_synthesis + pipe.gpu_queue_depth if pipe.enabled else 1
+        self.slots = config.pipeline.slots
         self._lock = threading.Lock()
         self._running: dict[str, Job] = {}  # tag -> the engine job of a partition being proved
         self.proofs = self.failures = 0

@@ -156,6 +156,12 @@ class PipelineConfig:
     synthesis_threads: int = 0
     enabled: bool = True
 
+    @property
+    def slots(self) -> int:
+        """Items an engine holds at once past admission: synthesizing or waiting for a GPU worker (one
+        when the pipeline is off)."""
+        return self.max_parallel_synthesis + self.gpu_queue_depth if self.enabled else 1
+
 
 @dataclass(frozen=True)
 class MemoryConfig:

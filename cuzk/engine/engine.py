@@ -81,7 +81,7 @@ class Engine:
         self._awaiting_load = 0  # items of submitted jobs whose circuit is still loading (stats)
         self._pending: list[Item] = []
         self._gpu_queue: list[Item] = []
-        self._slots = threading.Semaphore(pipe.max_parallel_synthesis + pipe.gpu_queue_depth if pipe.enabled else 1)
+        self._slots = threading.Semaphore(pipe.slots)
         self._seq = itertools.count()
         self._job_ids = itertools.count(1)
         self._closed = False
