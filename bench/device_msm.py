@@ -4,8 +4,9 @@ Usage (on the GPU host, repo root): python -m bench.device_msm [--out DIR] [--qu
 Prints a table (ms, ratio to sppark from bench/peers.py) and appends BENCH.md lines to
 DIR/msm_cuda.jsonl (DIR: $OUT, else bench/results): msm_g1 / msm_g2 / msm_g1_sparse with the
 data on the GPU, and for the dense MSMs from 2^22 up a second line with the scalars from host memory.
-Every line carries `peak_vram_gib` (CuPy's pool at its peak) and, under --vram-budget (or
-$CUZK_VRAM_BUDGET), the budget in `note`. Per-run details go to DIR/msm_log.jsonl.
+Every line carries `peak_vram_gib` (CuPy's pool at its peak), the GPU lines the stage split
+(`plan_ms`, `sort_ms`, `accumulate_ms`, `reduce_ms`, `copy_ms`: cuzk.backend.cuda.msm_stages, from
+further runs) and, under --vram-budget (or $CUZK_VRAM_BUDGET), the budget in `note`. Per-run details go to DIR/msm_log.jsonl.
 Bases are k_i * G (random 63-bit k_i) made on the GPU; every MSM result is checked exactly
 against (sum_i s_i k_i mod r) * G; a result that differs is printed and not recorded.
 """
@@ -24,6 +25,7 @@ from bench import peers
 from bench.common import RESULTS, device_name, event_times_ms, field_mul_rate, gib, record
 from cuzk.backend.cuda import CudaBackend, loader
 from cuzk.backend.cuda import msm as cb
+from cuzk.backend.cuda import msm_stages
 from cuzk.backend.cuda.layout import POINT_SHAPE
 from cuzk.ec import reference
 
@@ -82,6 +84,7 @@ def run_case(be, group, logn, sparse, reps, rng, rows, log, budget):
     times = time_ms(lambda: be.msm_device(pb, scal, sparse=sparse), reps)
     peak = max(peak, pool.total_bytes())
     med = statistics.median(times)
+    stages = stage_split(be, lambda: be.msm_device(pb, scal, sparse=sparse), reps)
     host_ms = host_ok = None
     if not sparse and logn >= 22:  # scalars from (pageable) host memory, staged through pinned buffers
         scal_h = cp.asnumpy(scal)
@@ -92,12 +95,21 @@ def run_case(be, group, logn, sparse, reps, rng, rows, log, budget):
                table_gib=gib(pb.nbytes), peak_gib=gib(peak), work_gib=gib(peak - base_used),
                prep_s=round(t_prep, 2), gen_s=round(t_gen, 2), peer_ms=peers.sppark_ms(bench, n),
                host_ms=None if host_ms is None else round(host_ms, 2), host_ok=host_ok,
-               all_ms=[round(t, 2) for t in times], budget=budget)
+               all_ms=[round(t, 2) for t in times], stages=stages, budget=budget)
     rows.append(row)
     print(json.dumps(row), flush=True)
     log.write(json.dumps(row) + "\n")
     del pb, scal
     pool.free_all_blocks()
+
+
+def stage_split(be, msm, reps: int) -> dict[str, float]:
+    """The median GPU ms of each MSM stage (cuzk.backend.cuda.msm_stages) over `reps` runs of `msm`
+    with the stages recorded, as BENCH.md's <stage>_ms fields (runs apart from the timed ones)."""
+    with be.recording_msm_stages() as split:
+        for _ in range(reps):
+            msm()
+    return {k: round(statistics.median(s[k] for s in split), 2) for k in split[0] if k.endswith("_ms")}
 
 
 def result_lines(rows: list[dict], device: str, reps: int) -> list[dict]:
@@ -111,8 +123,9 @@ def result_lines(rows: list[dict], device: str, reps: int) -> list[dict]:
                                         f"CuPy's memory pool at its peak", r["budget"]]))
         if r["ok"]:
             peer = peers.peer_fields(r["bench"], r["n"], "cuda")
-            lines.append({**common, "ms": r["ms"], "scalars": "gpu", **peer,
-                          "note": f"points and scalars on the GPU; {where}"})
+            lines.append({**common, "ms": r["ms"], "scalars": "gpu", **peer, **r["stages"],
+                          "note": f"points and scalars on the GPU; {where}; <stage>_ms: GPU time per stage "
+                                  f"(CUDA events, median of {reps} further runs; ms - their sum is host glue)"})
         if r["host_ok"]:
             log_n = r["n"].bit_length() - 1
             peer = peers.MSM_PINNED_HOST_MS.get((r["bench"], log_n))
@@ -230,6 +243,11 @@ def main() -> None:
         print(f"{r['bench']:16} 2^{r['logn']:<4} {r['ms']:8.2f} {r['peer_ms'] or '-':>7} {ratio:>6} "
               f"{'yes' if r['ok'] else 'NO':>4} {r['c']:>3}/{r['multiples']:<2} {r['table_gib']:6.2f}G "
               f"{r['peak_gib']:6.2f}G {r['host_ms'] or '-':>7}")
+    print(f"\n{'stage split (ms)':16} {'n':>6} " + " ".join(f"{k:>10}" for k in msm_stages.STAGES) + f" {'glue':>8}")
+    for r in rows:
+        split = [r["stages"][f"{k}_ms"] for k in msm_stages.STAGES]
+        print(f"{r['bench']:16} 2^{r['logn']:<4} " + " ".join(f"{v:10.2f}" for v in split)
+              + f" {r['ms'] - sum(split):8.2f}")
     print(budget)
 
 

@@ -5,7 +5,8 @@ seeded toxic waste so the proofs verify against its vk) or read from cuzk's cach
 Prints and records (JSON lines, bench engine_prove): the first proof after the parameters are
 resident and the engine warm (Engine.warm: MSM tables, witness program, a rehearsal proof), one proof alone after it
 (latency), the sustained seconds per proof, the per-partition median of each stage (witness expansion,
-evaluation, NTTs, each MSM, from the jobs' timings), peak host RSS and the device's peak VRAM; writes
+evaluation, NTTs, each MSM, from the jobs' timings), the H MSM's GPU time per stage (plan, sort,
+accumulate, reduce, copy: CudaBackend.recording_msm_stages), peak host RSS and the device's peak VRAM; writes
 the engine's timeline (JSONL) and its plot (PNG, with matplotlib).
 
     python -m bench.porep32g [--proof StackedDrg32GiBV1_1] [--proofs 5] [--backend cuda]
@@ -233,7 +234,9 @@ def main(argv: Sequence[str] | None = None) -> dict:
     with vram or contextlib.nullcontext(), Engine(config, backend=args.backend, timeline=timeline) as engine:
         backend = get_backend(args.backend)  # the engine's, on the current device (one per device and process)
         h2d = (lambda: backend.memory_stats()["h2d_stream_bytes"]) if args.backend == "cuda" else (lambda: 0)
-        got = run(engine, spec, lambda i: engine.submit_porep(c1s[i]), args.proofs, h2d, alone=not capped)
+        recording = backend.recording_msm_stages() if args.backend == "cuda" else contextlib.nullcontext([])
+        with recording as msm_split:
+            got = run(engine, spec, lambda i: engine.submit_porep(c1s[i]), args.proofs, h2d, alone=not capped)
         synthesis_gib = round((engine.preload(spec).synthesis_bytes or 0) / 2**30, 2)
         stats = backend.memory_stats() if args.backend == "cuda" else {}
         if args.backend == "cuda":
@@ -257,16 +260,19 @@ def main(argv: Sequence[str] | None = None) -> dict:
            "resident_s": round(got["resident_s"], 1), "warm_s": round(got["warm_s"], 1), "gpu_witness": not args.cpu_witness,
            "synthesis_workers": args.synthesis, "gpu_workers_per_device": args.gpu_workers,
            "gpu_queue_depth": args.queue, "witness_batch": batch, "synthesis_rss_gib": synthesis_gib,
-           **{f"{stage}_ms": round(s * 1e3, 1) for stage, s in got["stages"].items()},
+           **{f"{stage}_ms": round(s * 1e3, 1) for stage, s in got["stages"].items()}, **h_msm_split(msm_split),
            "note": f"ms: {args.proofs} proofs submitted at once on a warm engine, seconds per proof; first_proof_ms: "
                    "the first after the parameters are resident (resident_s) and the engine warm (warm_s: MSM tables "
-                   "and witness program made and a rehearsal proof run, Engine.warm); latency_ms: one proof alone after it; <stage>_ms: per partition, median; "
+                   "and witness program made and a rehearsal proof run, Engine.warm); latency_ms: one proof alone after it; <stage>_ms: per partition, median; msm_h_<stage>_ms: the H MSM's GPU time per stage "
+                   "(cuzk.backend.cuda.msm_stages), median over the partitions whose H MSM ran on resident bases; "
                    f"timeline {timeline.name}" + (f", plot {png.name}" if png else "")}
     print(f"{proof.name} on {row['device']}: {got['sustained_s']:.2f} s/proof sustained ({args.proofs} proofs), "
           f"first {got['first_s']:.2f} s, alone when warm {got['latency_s'] or 0:.2f} s, "
           f"parameters resident in {got['resident_s']:.1f} s, "
           f"peak RSS {row['peak_rss_gib']} GiB" + (f", peak VRAM {vram.gib} GiB" if vram else ""))
     print("  per partition (median ms): " + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in sorted(got["stages"].items())))
+    print("  H MSM stage split (median GPU ms): " + (", ".join(f"{k[6:-3]} {v:.1f}" for k, v in h_msm_split(msm_split).items())
+                                                   or "none recorded (streamed, or not CUDA)"))
     if capped:
         extra = capped_fields(args.vram_cap, got, stats, gbps, peak_rss_gib())
         row.update(extra, note=f"{extra['note']}; {row['note']}")
@@ -275,6 +281,17 @@ def main(argv: Sequence[str] | None = None) -> dict:
     for path in record([row], "porep" if capped else "engine", args.out):
         print(f"recorded in {path}")
     return row
+
+
+def h_msm_split(split: list[dict]) -> dict[str, float]:
+    """msm_h_<stage>_ms: the median GPU ms of each stage over the H MSMs among the recorded MSMs
+    (CudaBackend.recording_msm_stages): the largest dense G1 ones; {} when none was recorded."""
+    dense = [s for s in split if s["msm"] == "msm_g1"]
+    if not dense:
+        return {}
+    n = max(s["n"] for s in dense)
+    h = [s for s in dense if s["n"] == n]
+    return {f"msm_h_{k}": round(statistics.median(s[k] for s in h), 1) for k in h[0] if k.endswith("_ms")}
 
 
 def capped_fields(cap: str, got: dict, stats: dict, gbps: float, rss_gib: float) -> dict:

@@ -3,11 +3,12 @@ properties (device), its memory (memory: VRAM budget, residency, staging) and th
 (msm, ntt, spmv, pce). numpy in, numpy out; CuPy is imported at first use."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from cuzk.backend.cuda.device import cupy
 from cuzk.backend.cuda.layout import POINT_SHAPE, WORDS
 from cuzk.backend.cuda.memory import DEFAULT_FRACTION, POOL_PEAK, Residency, Stager, VramBudget, resolve_budget
 from cuzk.backend.cuda.msm import MsmInputError, MsmPlan, PreparedBases
+from cuzk.backend.cuda.msm_stages import Stage, StageEvents, untimed
 from cuzk.errors import VramBudgetError, format_size
 from cuzk.util.arrays import on_device
 
@@ -98,6 +100,7 @@ class CudaBackend:
         self.stream_chunk = DEFAULT_CHUNK
         self.stream_stats = stream.StreamStats()
         self._pinned = stream.PinnedArrays()
+        self._stage_log: list[dict] | None = None  # recording_msm_stages
 
     # ---- the device -----------------------------------------------------------------------------
     @property
@@ -501,7 +504,10 @@ class CudaBackend:
         with self._on_device():
             self._check_device(prepared)
             msm.check_scalars(scalars, prepared.n)
-            return self._run(prepared, scalars, sparse)
+            stage = self._stage()
+            out = self._run(prepared, scalars, sparse, stage)
+            self._log_stages(stage, prepared.group, prepared.n, sparse)
+            return out
 
     def _msm(self, bases, scalars, group: str, sparse: bool) -> np.ndarray:
         with self._on_device():
@@ -519,22 +525,48 @@ class CudaBackend:
             if self._streams(bases, group):
                 return self.msm_streamed(bases, [scalars], group, sparse)[0]
             prepared = bases if isinstance(bases, PreparedBases) else self._resident(bases, group)
-            out = self._run(prepared, scalars, sparse)
-            return cupy().asnumpy(out).view(np.uint64).reshape(POINT_SHAPE[group])
+            stage = self._stage()
+            out = self._run(prepared, scalars, sparse, stage)
+            with stage("copy"):
+                point = cupy().asnumpy(out)
+            self._log_stages(stage, group, n, sparse)
+            return point.view(np.uint64).reshape(POINT_SHAPE[group])
 
-    def _run(self, prepared: PreparedBases, scalars, sparse: bool):
+    def _run(self, prepared: PreparedBases, scalars, sparse: bool, stage: Stage = untimed):
         """One MSM on prepared bases, after making room for its working memory."""
         cp = cupy()
         plan = msm.plan_for(prepared.group, prepared.n, prepared.c, prepared.multiples, sparse, self._items())
         self.residency.make_room(plan.bytes.run, self.budget, self._what(prepared.group, prepared.n, plan),
                                  keep=prepared)
-        sc = self._stager.to_device(scalars).view(cp.uint32).reshape(prepared.n, 8)
+        with stage("copy"):
+            sc = self._stager.to_device(scalars).view(cp.uint32).reshape(prepared.n, 8)
         idx = ones = None
         if sparse:
-            idx, ones = msm.split_sparse(sc)
-        out = msm.pippenger(prepared, sc, idx, ones, self._items())
+            with stage("plan"):
+                idx, ones = msm.split_sparse(sc)
+        out = msm.pippenger(prepared, sc, idx, ones, self._items(), stage)
         self.last_msm_plan = plan
         return out
+
+    # ---- the MSMs' stage split ----------------------------------------------------------------
+    @contextlib.contextmanager
+    def recording_msm_stages(self) -> Iterator[list[dict]]:
+        """Within the block, each MSM on resident bases (not a streamed one) appends
+        {"msm": "msm_g1" | "msm_g2" | "msm_g1_sparse" | ..., "n": points, "<stage>_ms": GPU ms per
+        stage of cuzk.backend.cuda.msm_stages} to the yielded list, in the order the MSMs end."""
+        log_ = self._stage_log = []
+        try:
+            yield log_
+        finally:
+            self._stage_log = None
+
+    def _stage(self) -> Stage:
+        return StageEvents() if self._stage_log is not None else untimed
+
+    def _log_stages(self, stage: Stage, group: str, n: int, sparse: bool) -> None:
+        if isinstance(stage, StageEvents) and self._stage_log is not None:
+            split = {f"{k}_ms": round(v, 3) for k, v in stage.milliseconds().items()}
+            self._stage_log.append({"msm": f"msm_{group}" + ("_sparse" if sparse else ""), "n": n, **split})
 
     def _check_device(self, prepared: PreparedBases) -> None:
         where = int(prepared.table.device.id)

@@ -23,6 +23,7 @@ from cuzk.backend.cuda import loader
 from cuzk.backend.cuda.device import cupy
 from cuzk.backend.cuda.layout import POINT_SHAPE, WORDS
 from cuzk.backend.cuda.memory import VramBudget
+from cuzk.backend.cuda.msm_stages import Stage, untimed
 from cuzk.errors import InputError, VramBudgetError
 
 __all__ = ["MsmInputError", "MsmBytes", "MsmPlan", "PreparedBases", "choose_plan", "msm_bytes", "pippenger",
@@ -262,11 +263,12 @@ def split_sparse(sc):
     return cp.nonzero(rest)[0].astype(cp.uint32), cp.nonzero(one)[0].astype(cp.uint32)
 
 
-def pippenger(pb: PreparedBases, sc, idx, ones, items: int):
+def pippenger(pb: PreparedBases, sc, idx, ones, items: int, stage: Stage = untimed):
     """sum_i s_i P_i as a cupy u32 affine point, for (n, 8) u32 Montgomery scalars on the device.
     idx / ones (split_sparse) restrict the sum to the scalars other than 0 / 1 and add the bases of
-    the ones; items is the bucket-sum launch size (target_items). Arrays are dropped as soon as a
-    phase no longer needs them (msm_bytes models the phases)."""
+    the ones; items is the bucket-sum launch size (target_items); `stage` brackets the launches of
+    each stage (cuzk.backend.cuda.msm_stages). Arrays are dropped as soon as a phase no longer needs
+    them (msm_bytes models the phases)."""
     cp = cupy()
     g = pb.group
     xw = 2 * WORDS[g]  # u32 words of one XYZZ point
@@ -279,57 +281,65 @@ def pippenger(pb: PreparedBases, sc, idx, ones, items: int):
     nones = 0 if ones is None else int(ones.size)
     idx_arg = idx if idx is not None else np.uint64(0)
 
-    counts = cp.zeros(nkeys, dtype=cp.uint32)
     args = (sc, idx_arg, np.int32(ns), np.int32(c), np.int32(w), np.int32(m), np.int32(pb.n))
-    _launch("scalar_pass", ns, np.int32(0), *args, counts, np.uint64(0))
-    if nones:
-        counts[0] += nones
-    starts = cp.cumsum(counts, dtype=cp.uint32) - counts
-    cursor = starts.copy()
-    sorted_ = cp.empty(w * ns + nones + 1, dtype=cp.uint32)
-    if nones:
-        sorted_[:nones] = ones  # key 0 (digit 1, window 0, multiple 0) starts at 0
-        cursor[0] += nones
-    _launch("scalar_pass", ns, np.int32(1), *args, cursor, sorted_)
+    with stage("plan"):
+        counts = cp.zeros(nkeys, dtype=cp.uint32)
+        _launch("scalar_pass", ns, np.int32(0), *args, counts, np.uint64(0))
+        if nones:
+            counts[0] += nones
+        starts = cp.cumsum(counts, dtype=cp.uint32) - counts
+        cursor = starts.copy()
+    with stage("sort"):
+        sorted_ = cp.empty(w * ns + nones + 1, dtype=cp.uint32)
+        if nones:
+            sorted_[:nones] = ones  # key 0 (digit 1, window 0, multiple 0) starts at 0
+            cursor[0] += nones
+        _launch("scalar_pass", ns, np.int32(1), *args, cursor, sorted_)
     del cursor
 
     l0 = min(_L0_MAX, max(_L0_MIN, (w * ns + nones) // items))
-    part, st, cnt = _itemized(f"accum_affine_{g}", pb.table, sorted_, starts, counts, l0, xw)
+    part, st, cnt = _itemized(f"accum_affine_{g}", pb.table, sorted_, starts, counts, l0, xw, stage, "accumulate")
     del sorted_, starts, counts
-    buckets = _reduce_segments(g, part, st, cnt, nkeys, xw)
+    buckets = _reduce_segments(g, part, st, cnt, nkeys, xw, stage)
     del part, st, cnt
 
-    chunk = max(4, (nkeys + 65535) // 65536)
-    nch = -(-half // chunk)
-    red = cp.empty((sets * nch, xw), dtype=cp.uint32)
-    _launch(f"bucket_reduce_{g}", sets * nch, buckets, np.int32(sets), np.int32(half), np.int32(chunk), red,
-            threads=128)
-    sums = _reduce_uniform(g, red, sets, nch, xw)
-    out = cp.empty(WORDS[g], dtype=cp.uint32)
-    _kernel(f"horner_affine_{g}")((1,), (1,), (sums, np.int32(sets), np.int32(c * m), out))
+    with stage("reduce"):
+        chunk = max(4, (nkeys + 65535) // 65536)
+        nch = -(-half // chunk)
+        red = cp.empty((sets * nch, xw), dtype=cp.uint32)
+        _launch(f"bucket_reduce_{g}", sets * nch, buckets, np.int32(sets), np.int32(half), np.int32(chunk), red,
+                threads=128)
+        sums = _reduce_uniform(g, red, sets, nch, xw)
+        out = cp.empty(WORDS[g], dtype=cp.uint32)
+        _kernel(f"horner_affine_{g}")((1,), (1,), (sums, np.int32(sets), np.int32(c * m), out))
     return out
 
 
-def _itemized(kernel: str, src, sorted_, starts, counts, L: int, xw: int):
-    """Split each key's range into items of <= L entries and sum each item (one thread each).
+def _itemized(kernel: str, src, sorted_, starts, counts, L: int, xw: int, stage: Stage = untimed,
+              work: str = "reduce"):
+    """Split each key's range into items of <= L entries (stage "plan") and sum each item, one thread
+    each (stage `work`).
 
     Items run longest first (so a warp's threads sum equally many entries); item j of key k
     writes row ioff[k] + j, so each key's partial sums stay contiguous."""
     cp = cupy()
-    nit = (counts + (L - 1)) // L
-    incl = cp.cumsum(nit, dtype=cp.uint32)
-    ioff = incl - nit
-    nitems = int(incl[-1])
-    out = cp.empty((max(nitems, 1), xw), dtype=cp.uint32)
+    with stage("plan"):
+        nit = (counts + (L - 1)) // L
+        incl = cp.cumsum(nit, dtype=cp.uint32)
+        ioff = incl - nit
+        nitems = int(incl[-1])
+        out = cp.empty((max(nitems, 1), xw), dtype=cp.uint32)
+        if nitems:
+            t = cp.arange(nitems, dtype=cp.uint32)
+            item_key = cp.searchsorted(incl, t, side="right").astype(cp.uint32)
+            item_j = t - ioff[item_key]
+            short = L - cp.minimum(counts[item_key] - item_j * L, L)  # L minus the item's length
+            order = cp.argsort(short)
     if nitems:
-        t = cp.arange(nitems, dtype=cp.uint32)
-        item_key = cp.searchsorted(incl, t, side="right").astype(cp.uint32)
-        item_j = t - ioff[item_key]
-        short = L - cp.minimum(counts[item_key] - item_j * L, L)  # L minus the item's length
-        order = cp.argsort(short)
-        head = (src, sorted_) if sorted_ is not None else (src,)
-        _launch(kernel, nitems, *head, starts, counts, item_key[order], item_j[order], ioff, np.int32(L),
-                np.int32(nitems), out)
+        with stage(work):
+            head = (src, sorted_) if sorted_ is not None else (src,)
+            _launch(kernel, nitems, *head, starts, counts, item_key[order], item_j[order], ioff, np.int32(L),
+                    np.int32(nitems), out)
     return out, ioff, nit
 
 
@@ -353,7 +363,7 @@ def _reduce_uniform(g: str, part, nkeys: int, per: int, xw: int):
     return out
 
 
-def _reduce_segments(g: str, part, st, cnt, nkeys: int, xw: int):
+def _reduce_segments(g: str, part, st, cnt, nkeys: int, xw: int, stage: Stage = untimed):
     """Sum each key's partial sums part[st[k] : st[k] + cnt[k]] into one XYZZ point per key.
 
     Many keys: items of _L1 (throughput-bound). Few keys (the last levels): fan-in _L_FEW, since
@@ -361,10 +371,11 @@ def _reduce_segments(g: str, part, st, cnt, nkeys: int, xw: int):
     cp = cupy()
     dense_max, fan_in = (_L_FEW, _L_FEW) if nkeys < _FEW_KEYS else (_DENSE_MAX, _L1)
     while int(cnt.max()) > dense_max:
-        part, st, cnt = _itemized(f"accum_xyzz_{g}", part, None, st, cnt, fan_in, xw)
-    out = cp.empty((nkeys, xw), dtype=cp.uint32)
-    _launch(f"accum_xyzz_{g}", nkeys, part, st, cnt, np.uint64(0), np.uint64(0), np.uint64(0),
-            np.int32(0), np.int32(nkeys), out)
+        part, st, cnt = _itemized(f"accum_xyzz_{g}", part, None, st, cnt, fan_in, xw, stage)
+    with stage("reduce"):
+        out = cp.empty((nkeys, xw), dtype=cp.uint32)
+        _launch(f"accum_xyzz_{g}", nkeys, part, st, cnt, np.uint64(0), np.uint64(0), np.uint64(0),
+                np.int32(0), np.int32(nkeys), out)
     return out
 
 

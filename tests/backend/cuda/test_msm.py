@@ -224,3 +224,32 @@ def test_bad_inputs(backend):
         backend.msm_g1(np.zeros((4, 2, 2, 6), np.uint64), np.zeros((4, 4), np.uint64))
     with pytest.raises(cb.MsmInputError):
         backend.msm_g2(np.zeros((4, 2, 2, 6), np.uint64), np.zeros((4, 4), np.int64))
+
+
+@pytest.mark.parametrize("group", GROUPS)
+def test_msm_stage_split_is_recorded_and_changes_nothing(backend, group, rng):
+    """recording_msm_stages: one entry per MSM with every stage's GPU time, the results bit-exact."""
+    import time
+
+    from cuzk.backend.cuda.msm_stages import STAGES
+    n = (1 << 14) + 7
+    ks = [int(k) for k in rng.integers(0, 2**63, size=n)]
+    bases = make_bases(group, ks)
+    scalars = reference.random_mont_scalars(rng, n)
+    scalars[::3] = reference.fr_to_mont_array([1])[0]  # ones and zeros take the sparse split's paths
+    scalars[1::3] = 0
+    plain = check(backend, group, ks, scalars, bases=bases, sparse=True)
+    with backend.recording_msm_stages() as split:
+        t = time.perf_counter()
+        dense = check(backend, group, ks, scalars, bases=bases)
+        sparse = check(backend, group, ks, scalars, bases=bases, sparse=True)
+        wall_ms = (time.perf_counter() - t) * 1e3
+    np.testing.assert_array_equal(dense, plain)
+    np.testing.assert_array_equal(sparse, plain)
+    assert [(s["msm"], s["n"]) for s in split] == [(f"msm_{group}", n), (f"msm_{group}_sparse", n)]
+    for s in split:
+        assert set(s) == {"msm", "n", *(f"{k}_ms" for k in STAGES)}
+        assert all(s[f"{k}_ms"] > 0 for k in STAGES), s
+    assert sum(s[f"{k}_ms"] for s in split for k in STAGES) < wall_ms
+    check(backend, group, ks, scalars, bases=bases)  # recording is off again: it appends nothing
+    assert len(split) == 2
