@@ -25,6 +25,7 @@ usage: bash bench/device.sh NAME [ARGS]   (from a GPU host; OUT=DIR for the outp
   service         bench.engine 2KiB and 8MiB, bench.daemon (PROOFS, SETTINGS, SETTINGS8, DAEMON_S, E8_S)
   daemon          bench.daemon: cold SubmitProof, warm Prove latency, throughput (PROOFS, LATENCY, TESTS=1)
   seam            gpu tests of the engine, witness program, export, Groth16, backends; then bench.daemon
+  msm             gpu MSM tests; bench.device_msm with each MSM's stage split (CASES, default g1:24,g2:22,g1:27)
   porep32g        bench.porep32g: 2KiB gate, then 32GiB (PROOFS, GATE, TESTS, CAP, CPU_WITNESS, SYNTHESIS, ...)
   post            bench.post: 2KiB gate, then a full 32GiB WindowPoSt partition, WinningPoSt warm and beside PoRep
   snap            bench.snap: 2KiB gate, then 32GiB SnapDeals updates, 16 partitions each (PROOFS, SYNTHESIS, NO_ALONE, GATE, SNAP_S)
@@ -219,6 +220,17 @@ porep32g_run() {  # porep32g_run LOG TIMEOUT ARGS...
   timeout -k 20 "$limit" python3 -m bench.porep32g --backend cuda --synthesis "${SYNTHESIS:-4}" --out "$OUT/results" "$@" 2>&1 \
     | grep -v -e "^cuzk: setup points" -e "it/s\]$" | tee -a "$OUT/$log" | tail -"${TAIL:-8}"
   return "${PIPESTATUS[0]}"
+}
+
+cmd_msm() {  # the MSM's gpu tests, then bench.device_msm: times, sppark ratios and the stage split per size
+  OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/results"
+  setup_env
+  gpu_line
+  step "gpu tests: MSM"
+  timeout 240 python3 -m pytest -q -p no:cacheprovider -m gpu -rs tests/backend/cuda/test_msm.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -4
+  step "bench.device_msm ${CASES:-g1:24,g2:22,g1:27}"
+  timeout 420 python3 -m bench.device_msm --cases "${CASES:-g1:24,g2:22,g1:27}" --reps "${REPS:-5}" --out "$OUT/results" 2>&1 \
+    | tee "$OUT/msm.log" | tail -16
 }
 
 cmd_porep32g() {
