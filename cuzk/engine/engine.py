@@ -30,7 +30,7 @@ from cuzk.backend import Backend, device_backends, get_backend
 from cuzk.engine.accounting import SYNTHESIS_GUESS_FACTOR, engine_host_bytes, witness_bytes
 from cuzk.engine.budget import MemoryBudget, host_limit
 from cuzk.engine.config import EngineConfig
-from cuzk.engine.expansion import expand_batch, expanded
+from cuzk.engine.expansion import expand_batch, expanded, witness_on_host
 from cuzk.engine.jobs import (CircuitSpec, DeviceFaultError, Job, JobCancelledError, Priority, Task)
 from cuzk.engine.placement import (Device, Item, batch, batch_cap, device_fault, device_faults, packed, place,
                                    reserve_for, serves, share, take_stranded)
@@ -146,7 +146,8 @@ class Engine:
         circuit, w = res.circuit, None
         if isinstance(circuit, CompiledCircuit) and circuit.program is not None:
             try:
-                w = expanded(circuit, [program_witness.blank(circuit)], dev.backend, self._witness_host)[0]
+                w = expanded(circuit, [program_witness.blank(circuit)], dev.backend, self._witness_host,
+                             witness_on_host(dev, res.key))[0]
             except (SynthesisError, InputError) as e:  # a decomposition fails, or no one block of free values
                 log.info("engine: no blank witness for %s (%s); rehearsing with ONE alone", res.key, e)
         if w is None:
@@ -300,8 +301,9 @@ class Engine:
         return self._local_bytes(res) + synthesis
 
     def _local_bytes(self, res: Resident) -> int:
-        """Of an item's bytes, those in the engine process's host memory (engine_host_bytes)."""
-        return engine_host_bytes(res.circuit, self._on_gpus, self.config.pipeline.gpu_witness)
+        """Of an item's bytes, those in host memory (engine_host_bytes; a witness a VRAM plan keeps there too)."""
+        on_device = not any(witness_on_host(d, res.key) for d in self._devices)
+        return engine_host_bytes(res.circuit, self._on_gpus, self.config.pipeline.gpu_witness and on_device)
 
     def _next_pending(self) -> Item | None:
         with self._cond:
@@ -494,7 +496,7 @@ class Engine:
             item.job.partition_state[item.k] = "proving"
             self._event(item.job, item.k, "gpu_start", device=dev.name)
         try:
-            witnesses = expand_batch(live, dev.backend, self._witness_host) if packed(live[0]) else [live[0].witness]
+            witnesses = expand_batch(live, dev, self._witness_host) if packed(live[0]) else [live[0].witness]
         except Exception as e:  # noqa: BLE001 - a device fault hands every item back; another goes to the batch's jobs
             if not device_fault(e):
                 raise

@@ -6,8 +6,8 @@ import pytest
 
 from cuzk.backend.cuda import msm
 from cuzk.backend.cuda.memory import VramBudget
-from cuzk.backend.cuda.vram_plan import (CONTEXT_BYTES, GROUP, MAX_CHUNK, MIN_CHUNK, VECTORS, ProverShape,
-                                         minimum_cap, plan_prover, pool_limit, usable_bytes)
+from cuzk.backend.cuda.vram_plan import (CONTEXT_BYTES, GROUP, MAX_CHUNK, MIN_CHUNK, QUOTIENT_MODES, VECTORS,
+                                         ProverShape, minimum_cap, plan_prover, pool_limit, usable_bytes)
 from cuzk.errors import InputError, VramBudgetError, format_size
 
 GIB = 1 << 30
@@ -19,7 +19,7 @@ B_LEN = INPUTS + int(0.254 * AUX)
 LENGTHS = {"h": (1 << 27) - 1, "l": AUX, "a": INPUTS + int(0.997 * AUX), "b_g1": B_LEN, "b_g2": B_LEN}
 SHAPE = ProverShape(1 << 27, INPUTS + AUX, LENGTHS, circuit_bytes=550_000_000)
 ITEMS = msm.target_items(SHAPE.sm_count)
-CAPS = (16, 24, 80, 141)  # planned; 12 GiB is below the minimum (test_12_gib_is_below_the_minimum)
+CAPS = (12, 16, 24, 80, 141)
 W, V = SHAPE.witness_bytes, SHAPE.vector_bytes
 
 
@@ -58,15 +58,26 @@ def test_the_model_at_each_cap(plans):
         assert (plan.chunk == 0) == (not plan.streamed)
 
 
-def test_12_gib_is_below_the_minimum():
-    # even offloaded, the quotient keeps the witness and two domain vectors beside the circuit
-    assert usable_bytes(12 * GIB) < SHAPE.circuit_bytes + W + 2 * V
-    low = minimum_cap(SHAPE)
-    assert 12 * GIB < low < 16 * GIB
-    with pytest.raises(VramBudgetError) as err:
-        plan_prover(SHAPE, 12 * GIB)
-    assert format_size(low) in str(err.value)
-    assert err.value.needed == low and err.value.allowed == 12 * GIB
+def test_12_gib_keeps_the_witness_in_host_memory(plans):
+    plan = plans[12]
+    # even offloaded, the quotient would keep the witness and two domain vectors beside the circuit
+    assert SHAPE.circuit_bytes + W + 2 * V > plan.usable
+    assert plan.quotient == "host" and plan.witness_on_host
+    # the witness goes to host memory once expanded: each evaluation uploads it beside its output, and the
+    # transforms hold a vector and its scratch
+    assert plan.phases["quotient"] == max(W + V, 2 * V) == 2 * V
+    # no witness held through the MSMs: each holds its uploaded scalars and its streamed chunks' work
+    def work(v: str) -> int:
+        k = min(plan.chunk, LENGTHS[v])
+        return 2 * k * point_bytes(v) + msm.streamed_plan(GROUP[v], k, ITEMS).bytes.run
+
+    assert plan.phases["msm_h"] == V + work("h")
+    assert plan.phases["msm_l"] == 32 * LENGTHS["l"] + work("l")
+    assert plan.phases["msm_a"] == 32 * LENGTHS["a"] + work("a")
+    assert plan.phases["msm_b"] == 32 * LENGTHS["b_g1"] + max(work("b_g1"), work("b_g2"))
+    assert plan.tables == {} and set(plan.streamed) == set(VECTORS) and plan.peak <= plan.usable
+    assert any(r.startswith("quotient offloaded and the witness in host memory") for r in plan.reasons)
+    assert not any(p.witness_on_host for cap, p in plans.items() if cap > 12)
 
 
 def test_16_gib_offloads_the_quotient_and_streams_everything(plans):
@@ -129,19 +140,23 @@ def test_without_a_cap_each_table_is_choose_plans_in_the_engines_order():
 
 def test_h2d_bytes_fall_as_the_cap_grows(plans):
     h2d = [plans[cap].h2d_bytes(SHAPE) for cap in CAPS]
-    assert h2d[0] > h2d[1] > h2d[2] == h2d[3] == 0
+    assert h2d[0] > h2d[1] > h2d[2] > h2d[3] == h2d[4] == 0
     key = sum(LENGTHS[v] * point_bytes(v) for v in VECTORS)
+    # 12 GiB: as 16 GiB, and the witness for each of the three evaluations and the scalars of the L, A
+    # and both B MSMs
+    assert h2d[0] == key + 2 * V + 3 * W + 32 * (LENGTHS["l"] + LENGTHS["a"] + 2 * LENGTHS["b_g1"])
     # 16 GiB: every point, and the offloaded quotient's A and A B coset values coming back (2 V)
-    assert h2d[0] == key + 2 * V
+    assert h2d[1] == key + 2 * V
     # 24 GiB: every point but b_g1's; the quotient stays on the device
-    assert h2d[1] == key - LENGTHS["b_g1"] * point_bytes("b_g1")
+    assert h2d[2] == key - LENGTHS["b_g1"] * point_bytes("b_g1")
 
 
 def test_the_witness_batch_is_the_largest_that_fits():
     """A batch's witnesses stay on the device until its last item is proved: (B - 1) W more in every
-    phase, after the tables are chosen (the same tables as one witness). B is the largest up to the one
-    asked for whose peak fits. The tables take the room first, so at 16 to 141 GiB no second witness fits;
-    at 640 GiB some do, and at 1 TiB all 40 asked."""
+    phase, after the tables are chosen (the same tables as one witness); with the witness in host memory
+    (12 GiB) only the expansion holds them. B is the largest up to the one asked for whose peak fits.
+    The tables take the room first, so at 16 to 141 GiB no second witness fits; at 640 GiB some do, and
+    at 1 TiB all 40 asked."""
     batches = {}
     for cap in CAPS + (640, 1024):
         one = plan_prover(SHAPE, cap * GIB)
@@ -149,12 +164,14 @@ def test_the_witness_batch_is_the_largest_that_fits():
             plan = plan_prover(SHAPE, cap * GIB, witness_batch=asked)
             b = batches[cap, asked] = plan.witness_batch
             assert 1 <= b <= asked and plan.tables == one.tables and plan.streamed == one.streamed
-            assert plan.phases == {k: x + (b - 1) * W for k, x in one.phases.items()}
+            grows = ("expand",) if plan.witness_on_host else tuple(one.phases)
+            assert plan.phases == {k: x + (b - 1) * W * (k in grows) for k, x in one.phases.items()}
             assert plan.phases["expand"] == b * W
-            assert plan.peak == held(one) + max(one.phases.values()) + (b - 1) * W <= plan.usable
+            assert plan.peak == held(one) + max(plan.phases.values()) <= plan.usable
             assert b == asked or plan.peak + W > plan.usable
             assert (b < asked) == any(r.startswith(f"witness batch {b} of the {asked}") for r in plan.reasons)
-    assert all(batches[cap, 40] == 1 for cap in CAPS)
+    assert all(batches[cap, 40] == 1 for cap in CAPS if cap > 12)
+    assert batches[12, 40] == 2  # two expansions fit beside the circuit where the quotient's 2 V do
     assert 1 < batches[640, 40] < 40 and batches[1024, 40] == 40
     with pytest.raises(InputError):
         plan_prover(SHAPE, 141 * GIB, witness_batch=0)
@@ -163,20 +180,20 @@ def test_the_witness_batch_is_the_largest_that_fits():
 def test_minimum_cap():
     low = minimum_cap(SHAPE)
     plan = plan_prover(SHAPE, low)
-    assert plan.quotient == "offload" and plan.tables == {} and plan.chunk >= MIN_CHUNK
+    assert plan.quotient == "host" and plan.tables == {} and plan.chunk >= MIN_CHUNK
     assert plan.peak <= plan.usable
-    # at the least: the circuit beside the offloaded quotient (the witness and two domain vectors), the
+    # at the least: the circuit beside the quotient's two domain vectors (the witness in host memory), the
     # largest phase with every vector streamed at MIN_CHUNK; the chunk then grows into the room up to it
-    need = SHAPE.circuit_bytes + W + 2 * V
+    need = SHAPE.circuit_bytes + 2 * V
     assert usable_bytes(low) >= need > usable_bytes(low - 1)
-    assert plan.peak == need and plan.phases["quotient"] == W + 2 * V
+    assert plan.peak == need and plan.phases["quotient"] == 2 * V
     with pytest.raises(VramBudgetError, match=format_size(low)) as err:
         plan_prover(SHAPE, low - GIB, source="--vram-cap")
     assert err.value.needed == low and err.value.allowed == low - GIB and err.value.source == "--vram-cap"
     assert "134217728 domain, 130170221 variables" in str(err.value)
     with pytest.raises(VramBudgetError):
         plan_prover(SHAPE, low - 1)
-    assert 13 * GIB < low < 14 * GIB
+    assert 9 * GIB < low < 10 * GIB
     assert int((low - CONTEXT_BYTES) * 0.96) >= need
 
 
@@ -201,7 +218,7 @@ def test_every_cap_from_the_minimum_up():
         assert plan.peak <= plan.usable
         if before is not None:
             assert plan.h2d_bytes(SHAPE) <= before.h2d_bytes(SHAPE)
-            assert (before.quotient, plan.quotient) != ("resident", "offload")
+            assert QUOTIENT_MODES.index(plan.quotient) <= QUOTIENT_MODES.index(before.quotient)
             if plan.quotient == before.quotient:
                 assert set(before.tables) <= set(plan.tables)
             assert plan.chunk >= before.chunk or set(plan.streamed) < set(before.streamed)

@@ -7,24 +7,28 @@ modules and NVRTC live outside CuPy's pool (pool_limit), and the headroom absorb
 and fragmentation. With n the domain, V = 32 n a domain vector, W = 32 columns the witness, B the
 witness batch and A = 96 / 192 bytes per G1 / G2 affine point, the device holds
     T = circuit_bytes + the resident vectors' tables (m n A, msm.msm_bytes)
-and beside T one phase at a time; the peak, T + the largest phase, stays within usable. A batch's
-witnesses stay on the device until its last item is proved, so (B - 1) W more in every phase after
-the expansion:
+and beside T one phase at a time; the peak, T + the largest phase, stays within usable. The quotient
+runs in one of three modes (cuzk.groth16.prover.quotient). In the first two a batch's witnesses stay
+on the device until its last item is proved: H = B W held in every phase after the expansion. In
+"host" they are copied to host memory once expanded (H = 0) and every use uploads what it reads:
     expand    B W
-    quotient  W + 3 V   ("resident": A w, B w, C w made one at a time, A B merged before C comes in;
+    quotient  H + 3 V   ("resident": A w, B w, C w made one at a time, A B merged before C comes in;
                          A B, the next vector and an in-place transform's scratch vector)
-              W + 2 V   ("offload": A's and A B's coset values wait in host memory, cuzk.groth16.
-                         prover.quotient, and come back in parts: 2 V more host -> device)
-    msm_h     W + V + work(h)
-    msm_l     W + work(l)
-    msm_a     W + 32 |a| + work(a)                          (A's scalars)
-    msm_b     W + 32 |b_g1| + max(work(b_g1), work(b_g2))
+              H + 2 V   ("offload": A's and A B's coset values wait in host memory and come back in
+                         parts: 2 V more host -> device)
+              max(W + V, 2 V)  ("host": as offload, each evaluation beside an uploaded witness that
+                         goes before the transforms: 3 W more host -> device)
+    msm_h     H + V + work(h)
+    msm_l     H + work(l)                                   (+ 32 |l|, the uploaded scalars, in host)
+    msm_a     H + 32 |a| + work(a)                          (A's scalars)
+    msm_b     H + 32 |b_g1| + max(work(b_g1), work(b_g2))
 work(v) of a resident vector is its plan's working memory, max(run, prepare) (sparse scalars); of a
 streamed one, two device staging buffers of k = min(chunk, |v|) points plus the run bytes of the
 cheapest one-multiple plan of k points.
 
 Choices, in order: the quotient stays resident if it fits with every vector streamed at MIN_CHUNK,
-else it is offloaded, else VramBudgetError names minimum_cap. Vectors are made resident smallest
+else it is offloaded, else the witness waits in host memory too, else VramBudgetError names
+minimum_cap. Vectors are made resident smallest
 table first (each at its smallest one-multiple plan) until one does not fit; the rest stream, in the
 largest power-of-two chunk (MIN_CHUNK to MAX_CHUNK) that fits. Then each resident table, in the order
 the engine makes them (VECTORS), takes msm.choose_plan's cheapest plan in the room left, and the
@@ -43,12 +47,13 @@ from cuzk.backend.cuda.msm import MsmPlan, choose_plan, least_run_bytes, streame
 from cuzk.errors import InputError, VramBudgetError, format_size
 from cuzk.util.sizes import parse_bytes
 
-__all__ = ["CONTEXT_BYTES", "GROUP", "HEADROOM", "MAX_CHUNK", "MIN_CHUNK", "VECTORS", "ProverShape", "VramPlan",
+__all__ = ["CONTEXT_BYTES", "GROUP", "HEADROOM", "MAX_CHUNK", "MIN_CHUNK", "QUOTIENT_MODES", "VECTORS", "ProverShape", "VramPlan",
            "minimum_cap", "plan_prover", "pool_limit", "usable_bytes"]
 
 HEADROOM = 0.04  # of the pool: its rounding and fragmentation
 MIN_CHUNK = 1 << 20  # points per streamed chunk, at least and at most
 MAX_CHUNK = 1 << 24
+QUOTIENT_MODES = ("resident", "offload", "host")  # from the most device memory to the least
 VECTORS = ("h", "l", "a", "b_g1", "b_g2")  # the key's MSM vectors, in the order the engine makes their tables
 GROUP = {"h": "g1", "l": "g1", "a": "g1", "b_g1": "g1", "b_g2": "g2"}
 _PHASE_OF = {"h": "msm_h", "l": "msm_l", "a": "msm_a", "b_g1": "msm_b", "b_g2": "msm_b"}
@@ -109,7 +114,7 @@ class VramPlan:
 
     cap: int
     usable: int  # usable_bytes(cap): the peak's limit
-    quotient: str  # "resident" or "offload"
+    quotient: str  # "resident", "offload" or "host" (QUOTIENT_MODES)
     tables: dict[str, MsmPlan]  # the resident vectors' plans, in VECTORS order
     streamed: tuple[str, ...]  # the vectors streamed from host memory
     chunk: int  # points per streamed chunk; 0 when nothing streams
@@ -118,12 +123,20 @@ class VramPlan:
     phases: dict[str, int]  # each phase's bytes beside the held ones
     reasons: tuple[str, ...]  # why each choice was made, a sentence each
 
+    @property
+    def witness_on_host(self) -> bool:
+        """Whether expanded witnesses go to host memory (quotient "host")."""
+        return self.quotient == "host"
+
     def h2d_bytes(self, shape: ProverShape) -> int:
-        """Host -> device bytes one partition moves: the streamed vectors' points, and when the quotient
-        is offloaded A's and A B's coset values coming back."""
+        """Host -> device bytes one partition moves: the streamed vectors' points; when the quotient
+        is offloaded A's and A B's coset values coming back; with the witness in host memory, the
+        witness for each of the three evaluations and the scalars of the L, A and both B MSMs."""
         points = sum(shape.length(v) * _point_bytes(v) for v in self.streamed)
-        back = 2 * shape.vector_bytes if self.quotient == "offload" else 0
-        return points + back
+        back = 0 if self.quotient == "resident" else 2 * shape.vector_bytes
+        scalars = 3 * shape.witness_bytes + 32 * (shape.length("l") + shape.length("a") + 2 * shape.length("b_g1")) \
+            if self.witness_on_host else 0
+        return points + back + scalars
 
     def summary(self) -> str:
         """Two lines for logs and status."""
@@ -162,15 +175,18 @@ def _work(shape: ProverShape, layout: _Layout, vector: str, items: int) -> int:
 
 def _phases(shape: ProverShape, layout: _Layout, items: int, without: str | None = None) -> dict[str, int]:
     """Each phase's bytes beside the held tables; `without`: that vector's work counted as nothing."""
-    v, w = shape.vector_bytes, shape.witness_bytes + (layout.batch - 1) * shape.witness_bytes
+    v, w = shape.vector_bytes, shape.witness_bytes
+    host = layout.quotient == "host"
+    held = 0 if host else layout.batch * w  # the batch's witnesses, on the device through each proof
+    quotient = {"resident": held + 3 * v, "offload": held + 2 * v, "host": max(w + v, 2 * v)}[layout.quotient]
     work = {x: 0 if x == without else _work(shape, layout, x, items) for x in VECTORS}
     return {
-        "expand": w,
-        "quotient": w + (3 if layout.quotient == "resident" else 2) * v,
-        "msm_h": w + v + work["h"],
-        "msm_l": w + work["l"],
-        "msm_a": w + 32 * shape.length("a") + work["a"],
-        "msm_b": w + 32 * shape.length("b_g1") + max(work["b_g1"], work["b_g2"]),
+        "expand": layout.batch * w,
+        "quotient": quotient,
+        "msm_h": held + v + work["h"],
+        "msm_l": held + (32 * shape.length("l") if host else 0) + work["l"],
+        "msm_a": held + 32 * shape.length("a") + work["a"],
+        "msm_b": held + 32 * shape.length("b_g1") + max(work["b_g1"], work["b_g2"]),
     }
 
 
@@ -195,16 +211,16 @@ def _fit(shape: ProverShape, layout: _Layout, vector: str, usable: int, items: i
     others = _phases(shape, layout, items, without=vector)
     beside = others[_PHASE_OF[vector]]
     if vector.startswith("b_"):  # the other B vector's work shares the phase: the table cap covers it
-        beside = shape.witness_bytes + 32 * shape.length("b_g1")
+        beside = others["msm_b"] - max(_work(shape, layout, x, items) for x in ("b_g1", "b_g2") if x != vector)
     most = (usable - held - max(others.values())) // (n * _point_bytes(vector))
     return choose_plan(GROUP[vector], n, VramBudget(usable, "the usable VRAM"), items=items, held=held + beside,
                        max_multiples=min(loader.MAX_MULTIPLES, most))
 
 
 def minimum_cap(shape: ProverShape) -> int:
-    """The smallest cap plan_prover accepts: the peak of every vector streamed at MIN_CHUNK, the
-    quotient offloaded and one witness, plus the context and headroom."""
-    need = _peak(shape, _Layout("offload", {}, MIN_CHUNK), target_items(shape.sm_count))
+    """The smallest cap plan_prover accepts: the peak of every vector streamed at MIN_CHUNK with the
+    witness in host memory ("host"), plus the context and headroom."""
+    need = _peak(shape, _Layout("host", {}, MIN_CHUNK), target_items(shape.sm_count))
     cap = CONTEXT_BYTES + int(need / (1 - HEADROOM))
     while usable_bytes(cap) < need:
         cap += 1
@@ -248,17 +264,23 @@ def plan_prover(shape: ProverShape, cap: int | str, *, source: str = "the VRAM c
 
 def _quotient(shape: ProverShape, usable: int, items: int, reasons: list[str]) -> _Layout | None:
     """Every vector streamed at MIN_CHUNK, the quotient resident if that fits, else offloaded if that
-    fits, else None."""
+    fits, else with the witness in host memory too if that fits, else None."""
     layout = _Layout("resident", {}, MIN_CHUNK)
     resident = _peak(shape, layout, items)
     if resident <= usable:
         reasons.append("quotient resident: the witness and three domain vectors fit with every vector streamed")
         return layout
-    layout = replace(layout, quotient="offload")
+    offload = _peak(shape, replace(layout, quotient="offload"), items)
+    if offload <= usable:
+        reasons.append(f"quotient offloaded to host memory: kept on the device it peaks at {format_size(resident)}, "
+                       f"above the {format_size(usable)} usable")
+        return replace(layout, quotient="offload")
+    layout = replace(layout, quotient="host")
     if _peak(shape, layout, items) > usable:
         return None
-    reasons.append(f"quotient offloaded to host memory: kept on the device it peaks at {format_size(resident)}, "
-                   f"above the {format_size(usable)} usable")
+    reasons.append(f"quotient offloaded and the witness in host memory (uploaded for each use): with the witness "
+                   f"on the device the offloaded quotient peaks at {format_size(offload)}, above the "
+                   f"{format_size(usable)} usable")
     return layout
 
 

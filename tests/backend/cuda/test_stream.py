@@ -89,3 +89,19 @@ def test_a_cap_limits_the_pool_and_plans(rng):
         assert stats["vram_cap_bytes"] == 3 * GIB and stats["vram_budget_bytes"] == 2 * GIB
     finally:
         pool.set_limit(size=0)
+
+
+def test_a_host_witness_proves_beside_two_vectors(rng):
+    """The witness in host memory (a plan's quotient "host"): room for two domain vectors and one
+    evaluation beside its uploaded witness, not for the witness beside the offloaded quotient; the
+    evaluations upload it, A's and A B's coset values wait in host memory, and the proof verifies."""
+    cs = synthetic_circuit(3000, 2, rng)
+    params = setup(cs, rng)
+    circuit, witness = as_circuit(cs), cs.witness()
+    w, v = 32 * circuit.num_columns, 32 * circuit.domain_size
+    budget = max(w + v, 2 * v) + (64 << 10)
+    assert budget < w + 2 * v
+    be = CudaBackend(vram_budget=budget)
+    proof = prove(params, circuit, witness, be)
+    assert verify(params.vk, Fr.to_ints(witness[1:cs.num_inputs]), proof)
+    assert be.memory_stats()["pinned_bytes"] >= v  # the offload buffer
