@@ -139,6 +139,12 @@ class Backend(Protocol):
         """msm_g2 for scalars that are mostly 0 and 1 (see msm_g1_sparse)."""
         ...
 
+    def msm_sets(self, bases: Bases, scalar_sets: Sequence[np.ndarray], group: str, sparse: bool) -> list[np.ndarray]:
+        """[msm_<group>(bases, s) for s in scalar_sets] (msm_<group>_sparse when `sparse`; group "g1" or
+        "g2"): the MSMs of several proofs over one key vector. A backend whose bases cross a link to its
+        device shares one crossing among the sets."""
+        ...
+
     def prepare_bases_g1(self, bases: np.ndarray) -> Bases:
         """A handle for G1 bases that msm_g1 / msm_g1_sparse accept in place of the array: the bases
         kept where the backend computes (on a GPU: resident, with precomputed multiples) while the

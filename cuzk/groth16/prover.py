@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,15 +43,59 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     evaluations the proof is made from (UnsatisfiedConstraintError naming the first failing row).
     `rng` fixes the blinding r, s (tests only). The proof carries `timings` (seconds per stage, and
     "total")."""
+    return prove_many(params, r1cs, [r1cs if witness is None else witness], backend, rng, check)[0]
+
+
+def prove_many(params, r1cs, witnesses: Sequence[Any], backend: Backend | None = None,
+               rng: np.random.Generator | None = None, check: bool = False) -> list[Proof]:
+    """The proofs of several witnesses of one circuit under one key, in order (each witness as `prove`
+    takes it, or a callable that makes it, called when its turn comes). Each witness's quotient runs in
+    turn; with more than one, its MSM scalars (H and the witness) then wait in host memory, so that one
+    witness's vectors are on the device at a time; then each key vector's MSMs of every witness run
+    together (Backend.msm_sets: bases that stream from host memory cross once for all of them). r and s
+    are drawn from `rng` proof by proof (the proofs equal `prove`'s, one after another, from the same
+    rng). Every proof carries the batch's timings."""
     start = time.perf_counter()
     backend = backend or get_backend("auto")
     stage = StageTimer("prove", logger=log)
-
     with stage("inputs"):  # a ConstraintSystem exports its CSR here: pass a Circuit to reuse one
         circuit = as_circuit(r1cs)
-        w = _witness(circuit, r1cs if witness is None else witness)
     k, n = circuit.num_inputs, circuit.domain_size
     _check_params(params.vk, params.lengths(), circuit)
+    parked: list[tuple[Any, Any]] = []  # (H's coefficients, the witness) of each
+    for source in witnesses:
+        with stage("inputs"):
+            w = _witness(circuit, source() if callable(source) else source)
+        h = _quotient_of(circuit, w, backend, check, stage)
+        parked.append((to_host(h), to_host(w)) if len(witnesses) > 1 else (h, w))
+        del h, w
+    with stage("msm_h"):
+        h_sums = _msm_sets(backend, G1, params.h, [h for h, _ in parked], sparse=False)
+    for i, (_, w) in enumerate(parked):  # H's coefficients go as soon as their MSM is done
+        parked[i] = (None, w)
+    # witness scalars are mostly 0 and 1: the sparse MSMs let a backend split those off
+    with stage("msm_l"):
+        l_sums = _msm_sets(backend, G1, params.l, [w[k:] for _, w in parked])
+    with stage("msm_a"):
+        a_sums = _msm_sets(backend, G1, params.a, [_dense(backend, w, k, circuit.a_aux_density) for _, w in parked])
+    b_scalars = [_dense(backend, w, k, circuit.b_aux_density, circuit.b_input_density) for _, w in parked]
+    with stage("msm_b_g1"):
+        b1_sums = _msm_sets(backend, G1, params.b_g1, b_scalars)
+    with stage("msm_b_g2"):
+        b2_sums = _msm_sets(backend, G2, params.b_g2, b_scalars)
+    with stage("assemble"):
+        points = [_assemble(params.vk, *sums, random_scalar(rng), random_scalar(rng))
+                  for sums in zip(h_sums, l_sums, a_sums, b1_sums, b2_sums)]
+
+    stage.timings["total"] = time.perf_counter() - start
+    log.info("prove: %d proof(s), %d constraints, domain %d, %s backend: %.3f s", len(points),
+             circuit.num_constraints, n, backend.name, stage.timings["total"])
+    return [Proof(*p, timings=dict(stage.timings)) for p in points]
+
+
+def _quotient_of(circuit: AnyCircuit, w, backend: Backend, check: bool, stage: StageTimer):
+    """H's coefficients of witness w (quotient), after the a.b = c check when `check` and the room allows."""
+    k, n = circuit.num_inputs, circuit.domain_size
     # the witness and three domain vectors: A w, B w, C w at once (the check), or the quotient's
     # A B, next vector and transform scratch; the checked evaluations feed the quotient when two more fit
     three = 32 * circuit.num_columns + 3 * 32 * n
@@ -77,32 +121,16 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
     with stage("evaluate"):
         first = [evaluation(0)]  # popped by the quotient: it holds the only reference
     with stage("ntt"):  # H replaces a, b, c (as arkworks and gnark drop them after the quotient)
-        h = quotient(backend, lambda j: first.pop() if j == 0 else evaluation(j), offload)
-    inputs, aux = w[:k], w[k:]
-    xp = array_module(w)  # a device witness (CuPy) stays on the device through the MSMs
-    # witness scalars are mostly 0 and 1: the sparse MSMs let a backend split those off
-    with stage("msm_h"):
-        h_sum = _msm(backend.msm_g1, G1, params.h, h)
-        del h
-    with stage("msm_l"):
-        l_sum = _msm(backend.msm_g1_sparse, G1, params.l, aux)
-    with stage("msm_a"):
-        a_sum = _msm(backend.msm_g1_sparse, G1, params.a,
-                     xp.concatenate([inputs, aux[_where(backend, xp, circuit.a_aux_density)]]))
-    b_scalars = xp.concatenate([inputs[_where(backend, xp, circuit.b_input_density)],
-                                aux[_where(backend, xp, circuit.b_aux_density)]])
-    with stage("msm_b_g1"):
-        b1_sum = _msm(backend.msm_g1_sparse, G1, params.b_g1, b_scalars)
-    with stage("msm_b_g2"):
-        b2_sum = _msm(backend.msm_g2_sparse, G2, params.b_g2, b_scalars)
-    with stage("assemble"):
-        points = _assemble(params.vk, h_sum, l_sum, a_sum, b1_sum, b2_sum, random_scalar(rng),
-                           random_scalar(rng))
+        return quotient(backend, lambda j: first.pop() if j == 0 else evaluation(j), offload)
 
-    stage.timings["total"] = time.perf_counter() - start
-    log.info("prove: %d constraints, domain %d, %s backend: %.3f s", circuit.num_constraints, n,
-             backend.name, stage.timings["total"])
-    return Proof(*points, timings=stage.timings)
+
+def _dense(backend: Backend, w, k: int, aux_density: np.ndarray, input_density: np.ndarray | None = None):
+    """The witness values a query vector pairs with: the inputs (those of input_density, else all), then
+    the aux values of aux_density; where the witness is."""
+    xp = array_module(w)  # a device witness (CuPy) stays on the device through the MSMs
+    inputs, aux = w[:k], w[k:]
+    inputs = inputs if input_density is None else inputs[_where(backend, xp, input_density)]
+    return xp.concatenate([inputs, aux[_where(backend, xp, aux_density)]])
 
 
 def quotient(backend: Backend, evaluation: Callable[[int], Any], offload: bool = False):
@@ -152,10 +180,12 @@ def _where(backend: Backend, xp, mask: np.ndarray):
     return mask if xp is np else backend.kept_copy(mask)
 
 
-def _msm(fn, curve: Curve, bases: np.ndarray, scalars: np.ndarray) -> np.ndarray:
+def _msm_sets(backend: Backend, curve: Curve, bases: np.ndarray, scalar_sets: list, sparse: bool = True) -> list:
+    """Backend.msm_sets of each contiguous scalar set over `bases`; the identity for each over no bases."""
     if len(bases) == 0:
-        return curve.identity(1)[0]
-    return fn(bases, array_module(scalars).ascontiguousarray(scalars))
+        return [curve.identity(1)[0] for _ in scalar_sets]
+    group = "g1" if curve is G1 else "g2"
+    return backend.msm_sets(bases, [array_module(s).ascontiguousarray(s) for s in scalar_sets], group, sparse)
 
 
 def _assemble(vk, h: np.ndarray, l: np.ndarray, a: np.ndarray, b1: np.ndarray, b2: np.ndarray,

@@ -20,7 +20,7 @@ METHODS = sorted(name for name, value in vars(Backend).items() if inspect.isfunc
 
 
 def test_interface_lists_every_step():
-    assert METHODS == sorted(["evaluate", "evaluate_pce", "first_unsatisfied", "msm_g1", "msm_g2", "msm_g1_sparse", "msm_g2_sparse", "prepare_bases_g1",
+    assert METHODS == sorted(["evaluate", "evaluate_pce", "first_unsatisfied", "msm_g1", "msm_g2", "msm_g1_sparse", "msm_g2_sparse", "msm_sets", "prepare_bases_g1",
                               "prepare_bases_g2", "ntt", "intt", "coset_ntt", "coset_intt", "to_coset", "mul_assign", "quotient_coefficients",
                               "offload", "run_witness_program",
                               "device_scope", "free_bytes", "memory_stats", "has_room", "asarray", "zeros", "keep",
@@ -124,6 +124,10 @@ def test_msm_dense_sparse_prepared(curve, group, rng):
     for fn in (getattr(be, f"msm_{group}"), getattr(be, f"msm_{group}_sparse")):
         assert np.array_equal(fn(bases, scalars), want)
         assert np.array_equal(fn(prepared, scalars), want)
+    other = Fr.random(n, rng)
+    for sparse in (False, True):
+        got = be.msm_sets(bases, [scalars, other, scalars], group, sparse)
+        assert [p.tolist() for p in got] == [want.tolist(), _naive(curve, bases, other).tolist(), want.tolist()]
 
 
 # ---- NTT and quotient -------------------------------------------------------------------------------

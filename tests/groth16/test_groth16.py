@@ -9,8 +9,8 @@ from cuzk.ec.curves import G1, G2
 from cuzk.errors import InputError, ParameterMismatchError, ProofFormatError, SetupError
 from cuzk.ff.domain import Domain
 from cuzk.ff.fields import Fr
-from cuzk.groth16 import (Proof, generate_parameters, prepare_verifying_key, prove, setup, verify,
-                          verify_batch)
+from cuzk.groth16 import (Proof, as_circuit, generate_parameters, prepare_verifying_key, prove, prove_many, setup,
+                          verify, verify_batch)
 from cuzk.groth16.synthetic import synthetic_circuit
 from cuzk.r1cs import ONE, ConstraintSystem
 
@@ -81,6 +81,25 @@ def test_cubic(rng, cpu):
                                   "total"}
     other = cubic(x + 1)  # same circuit, another witness: same parameters
     assert verify(params.vk, [(x**3 + 3 * x**2 + 4 * x + 7) % R], prove(params, other, backend=cpu))
+
+
+def test_prove_many_equals_proofs_one_after_another(rng, cpu):
+    """Three witnesses of one circuit (an array, and callables that make theirs): the same proofs as
+    prove's one after another from the same rng, each valid for its own public input."""
+    params = setup(cubic(3), rng)
+    circuit = as_circuit(cubic(3))
+    systems = [cubic(int(x)) for x in rng.integers(1, 2**62, size=3)]
+    seed = int(rng.integers(1 << 32))
+    shared = np.random.default_rng(seed)
+    singles = [prove(params, circuit, cs.witness(), cpu, rng=shared) for cs in systems]
+    many = prove_many(params, circuit, [systems[0].witness(), systems[1].witness, lambda: systems[2].witness()],
+                      cpu, rng=np.random.default_rng(seed))
+    assert [p.to_bytes() for p in many] == [p.to_bytes() for p in singles]
+    assert len({p.to_bytes() for p in many}) == 3
+    for cs, proof in zip(systems, many):
+        assert verify(params.vk, public(cs), proof)
+        assert {"msm_h", "msm_l", "msm_a", "msm_b_g1", "msm_b_g2", "total"} <= set(proof.timings)
+    assert not verify(params.vk, public(systems[0]), many[1])
 
 
 def test_random_lc_circuits(rng, cpu):

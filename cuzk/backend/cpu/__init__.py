@@ -78,6 +78,10 @@ class CpuBackend:
     def msm_g2_sparse(self, bases: Bases, scalars: np.ndarray) -> np.ndarray:
         return msm_cpu.msm_g2(bases, scalars)
 
+    def msm_sets(self, bases: Bases, scalar_sets: Sequence[np.ndarray], group: str, sparse: bool) -> list[np.ndarray]:
+        msm = msm_cpu.msm_g1 if group == "g1" else msm_cpu.msm_g2
+        return [msm(bases, scalars) for scalars in scalar_sets]
+
     def prepare_bases_g1(self, bases: np.ndarray) -> Bases:
         return bases
 

@@ -483,17 +483,28 @@ class CudaBackend:
     def msm_g2_sparse(self, bases, scalars) -> np.ndarray:
         return self._msm(bases, scalars, "g2", sparse=True)
 
+    def msm_sets(self, bases, scalar_sets: Sequence, group: str, sparse: bool) -> list[np.ndarray]:
+        """One MSM per scalar set over `bases` (Backend.msm_sets): over bases that stream from host
+        memory, every set shares each chunk's crossing (msm_streamed), else one MSM after another."""
+        if len(scalar_sets) > 1 and isinstance(bases, np.ndarray) and self._streams(bases, group):
+            msm.check_bases(bases, group)
+            for scalars in scalar_sets:
+                msm.check_scalars(scalars, int(bases.shape[0]))
+            return self.msm_streamed(bases, scalar_sets, group, sparse)
+        return [self._msm(bases, scalars, group, sparse) for scalars in scalar_sets]
+
     def msm_streamed(self, bases: np.ndarray, scalar_sets: Sequence, group: str, sparse: bool) -> list[np.ndarray]:
         """sum_i s_i P_i for each scalar set over host bases that cross to the device once, in chunks of
-        stream_chunk points (cuzk.backend.cuda.stream); numpy affine points."""
+        stream_chunk points (cuzk.backend.cuda.stream); numpy affine points. One set is uploaded whole;
+        of several, those in host memory cross chunk by chunk beside the bases."""
         with self._on_device():
-            cp = cupy()
-            sets = [self._stager.to_device(s) for s in scalar_sets]
-            if any(s.dtype != cp.uint64 for s in sets):
+            if any(s.dtype != np.uint64 for s in scalar_sets):
                 raise MsmInputError("streamed MSMs take (n, 4) uint64 Montgomery scalars")
+            sets = [self._stager.to_device(s) for s in scalar_sets] if len(scalar_sets) == 1 else list(scalar_sets)
             del scalar_sets
             out = stream.msm_streamed(bases, sets, group, sparse=sparse, chunk=self.stream_chunk,
-                                      items=self._items(), pinned=self._pinned, stats=self.stream_stats)
+                                      items=self._items(), pinned=self._pinned, stats=self.stream_stats,
+                                      upload=self._stager.to_device)
             self._release_free_blocks()
             return out
 

@@ -1,5 +1,7 @@
 """MSMs over bases that stay in host memory: the bases cross to the device in chunks while the
-chunk before is being summed, and every scalar set given shares each chunk's crossing.
+chunk before is being summed, and every scalar set given shares each chunk's crossing (the MSMs of
+several proofs over one key vector: the key crosses once for all of them). A scalar set in host
+memory crosses chunk by chunk beside the bases.
 
     sum_i s_i P_i = sum over chunks [lo, hi) of sum_(lo <= i < hi) s_i P_i
 
@@ -10,8 +12,8 @@ order each buffer's reuse. The host bases are page-locked in place (cudaHostRegi
 array, undone when it dies), so the copies run at the link's speed without a second copy of the key;
 an array that cannot be registered is copied as it is (pageable: slower, not overlapped).
 
-Device memory: the two buffers (2 chunk A, A = 96 / 192 bytes per G1 / G2 point) and one chunk
-MSM's working memory (msm.msm_bytes run of `chunk` points); cuzk.backend.cuda.vram_plan sizes the
+Device memory: the two buffers (2 chunk A, A = 96 / 192 bytes per G1 / G2 point), one chunk
+MSM's working memory (msm.msm_bytes run of `chunk` points) and a host set's chunk (32 chunk); cuzk.backend.cuda.vram_plan sizes the
 chunk. CuPy is imported lazily.
 """
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -99,10 +101,11 @@ class PinnedArrays:
 
 
 def msm_streamed(bases: np.ndarray, scalar_sets: Sequence, group: str, *, sparse: bool, chunk: int, items: int,
-                 pinned: PinnedArrays, stats: StreamStats) -> list[np.ndarray]:
-    """sum_i s_i P_i for each scalar set s (device (n, 4) uint64 Montgomery arrays) over the host
-    bases P ((n, *POINT_SHAPE) uint64 affine), the bases crossing once in chunks of `chunk` points;
-    each result a numpy affine point."""
+                 pinned: PinnedArrays, stats: StreamStats, upload: Callable | None = None) -> list[np.ndarray]:
+    """sum_i s_i P_i for each scalar set s ((n, 4) uint64 Montgomery arrays, on the device or in host
+    memory) over the host bases P ((n, *POINT_SHAPE) uint64 affine), the bases crossing once in chunks
+    of `chunk` points; a host set's chunk crosses with its bases' (by `upload`, default cupy.asarray;
+    its bytes counted in `stats`). Each result a numpy affine point."""
     cp = cupy()
     n, words = int(bases.shape[0]), WORDS[group]
     host = np.ascontiguousarray(bases).reshape(n, -1).view(np.uint32)
@@ -134,7 +137,11 @@ def msm_streamed(bases: np.ndarray, scalar_sets: Sequence, group: str, *, sparse
         plan = msm.streamed_plan(group, hi - lo, items, sparse)
         prepared = msm.PreparedBases(group, hi - lo, plan.c, 1, buffers[b][: hi - lo])
         for s, scalars in enumerate(scalar_sets):
-            sc = scalars[lo:hi].view(cp.uint32).reshape(hi - lo, 8)
+            part = scalars[lo:hi]
+            if isinstance(part, np.ndarray):
+                stats.add(part.nbytes)
+                part = (upload or cp.asarray)(np.ascontiguousarray(part))
+            sc = part.view(cp.uint32).reshape(hi - lo, 8)
             idx, ones = msm.split_sparse(sc) if sparse else (None, None)
             sums[s].append(msm.pippenger(prepared, sc, idx, ones, items))
         freed[b] = compute.record()

@@ -24,8 +24,8 @@ GIB = 1 << 30
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 @pytest.mark.parametrize("n, chunk", [(5000, 1024), (700, 4096), (3, 1)])
 def test_streamed_msm_matches_cpu(group, sparse, n, chunk, rng):
-    """Uneven chunks, one chunk, one point a chunk; two scalar sets share each crossing; the bytes
-    moved are the bases' once."""
+    """Uneven chunks, one chunk, one point a chunk; two scalar sets in host memory share each crossing;
+    the bytes moved are the bases' once and each set's once."""
     curve, cpu = CURVES[group], CpuBackend()
     bases = curve.random(n, rng)
     sets = [_scalars(n, rng), _scalars(n, rng)]
@@ -34,8 +34,27 @@ def test_streamed_msm_matches_cpu(group, sparse, n, chunk, rng):
     got = be.msm_streamed(bases, sets, group, sparse)
     want = [getattr(cpu, f"msm_{group}")(bases, s) for s in sets]
     assert all(np.array_equal(g, w) for g, w in zip(got, want))
-    assert be.stream_stats.h2d_bytes == n * POINT_BYTES[group]
+    assert be.stream_stats.h2d_bytes == n * POINT_BYTES[group] + 2 * 32 * n
     assert be.memory_stats()["pinned_bytes"] >= bases.nbytes  # registered in place
+
+
+@pytest.mark.parametrize("group", ["g1", "g2"])
+def test_msm_sets_share_the_crossing_of_bases_that_stream(group, rng):
+    """msm_sets over bases whose table does not fit the budget: the bases cross once for three sets
+    (two in host memory, one on the device); over resident bases, one MSM per set. Both equal the CPU's."""
+    curve, cpu, n = CURVES[group], CpuBackend(), 3000
+    bases = curve.random(n, rng)
+    sets = [_scalars(n, rng), _scalars(n, rng)]
+    sets.append(cp.asarray(sets[0]))
+    want = cpu.msm_sets(bases, sets[:2], group, True)
+    streamed = CudaBackend(vram_budget=n * POINT_BYTES[group] // 2)
+    streamed.stream_chunk = 1024
+    got = streamed.msm_sets(bases, sets, group, True)
+    assert all(np.array_equal(g, w) for g, w in zip(got, want + want[:1]))
+    assert streamed.stream_stats.h2d_bytes == n * POINT_BYTES[group] + 2 * 32 * n
+    resident = CudaBackend()
+    assert all(np.array_equal(g, w) for g, w in zip(resident.msm_sets(bases, sets, group, False), want + want[:1]))
+    assert resident.stream_stats.h2d_bytes == 0
 
 
 def test_strided_bases_stream_from_a_copy(rng):
