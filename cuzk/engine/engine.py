@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from cuzk import groth16
 from cuzk.backend import Backend, device_backends, get_backend
 from cuzk.engine.accounting import SYNTHESIS_GUESS_FACTOR, engine_host_bytes, witness_bytes
 from cuzk.engine.budget import MemoryBudget, host_limit
 from cuzk.engine.config import EngineConfig
-from cuzk.engine.expansion import expand_batch, expanded, witness_on_host
+from cuzk.engine.expansion import expand_batch, run_rehearsal
+from cuzk.engine.together import planned_host_bytes, proves_together, prove_items
 from cuzk.engine.jobs import (CircuitSpec, DeviceFaultError, Job, JobCancelledError, Priority, Task)
 from cuzk.engine.placement import (Device, Item, batch, batch_cap, device_fault, device_faults, packed, place,
                                    reserve_for, serves, share, take_stranded)
@@ -38,12 +38,10 @@ from cuzk.engine.porep import porep_job
 from cuzk.engine.processes import (measured, numba_threads, process_sizes, rss, start_synthesis_process,
                                    synthesis_threads, use_param_cache)
 from cuzk.engine.residency import Resident, Residency, write_calibration
-from cuzk.errors import CuzkError, InputError, SynthesisError
-from cuzk.ff.fields import Fr
-from cuzk.groth16 import CompiledCircuit, Proof
+from cuzk.errors import CuzkError, InputError
+from cuzk.groth16 import Proof
 from cuzk.groth16.keys import PARAMS_VECTORS
 from cuzk.groth16.partition import prove_partition, verify_partition
-from cuzk.porep import program_witness
 from cuzk.porep.c1 import C1Output
 
 log = logging.getLogger("cuzk.engine")
@@ -119,7 +117,7 @@ class Engine:
     def warm(self, spec: CircuitSpec, rehearse: bool | None = None) -> Resident:
         """preload(spec), then on each GPU that proves it what its first proof would make: the MSM
         tables of its parameters (sized beside its items' work, as reserve_for keeps it) and its
-        witness program; then a rehearsal (_rehearse: one throwaway proof) so that the first proof
+        witness program; then a rehearsal (expansion.run_rehearsal: one throwaway proof) so that the first proof
         compiles and builds nothing. `rehearse` defaults to GPUs only: on a host backend warm only
         loads (a rehearsal there is a whole CPU proof)."""
         res = self.preload(spec)
@@ -133,28 +131,8 @@ class Engine:
                 reserve_for(self.config, dev, res)
                 dev.backend.keep(list(vectors.values()), g2, getattr(res.circuit, "pce", None), program)
                 if dev.backend.device is not None if rehearse is None else rehearse:
-                    self._rehearse(dev, res)
+                    run_rehearsal(dev, res, self._witness_host)
         return res
-
-    def _rehearse(self, dev: Device, res: Resident) -> None:
-        """One throwaway proof of res's circuit on `dev` from a blank witness (program_witness.blank
-        expanded as a partition's would be, or ONE alone where the circuit has no witness program or the
-        blank does not expand): every kernel and host routine of a proof gets compiled and loaded
-        (CuPy builds its own kernels at first use and numba the assembly's, seconds each on a fresh
-        machine) and the device's memory pool grows to a proof's size. The proof is dropped."""
-        t = time.perf_counter()
-        circuit, w = res.circuit, None
-        if isinstance(circuit, CompiledCircuit) and circuit.program is not None:
-            try:
-                w = expanded(circuit, [program_witness.blank(circuit)], dev.backend, self._witness_host,
-                             witness_on_host(dev, res.key))[0]
-            except (SynthesisError, InputError) as e:  # a decomposition fails, or no one block of free values
-                log.info("engine: no blank witness for %s (%s); rehearsing with ONE alone", res.key, e)
-        if w is None:
-            w = dev.backend.zeros((circuit.num_columns, 4), np.uint64)
-            w[0] = dev.backend.asarray(Fr.ones(1)[0])
-        groth16.prove(res.params.params, circuit, w, dev.backend)
-        log.info("engine: rehearsed a proof of %s on %s in %.1f s", res.key, dev.name, time.perf_counter() - t)
 
     def evict(self, key: str) -> bool:
         """Drop a resident circuit (its parameters and their GPU tables go with it, once the items that
@@ -301,9 +279,10 @@ class Engine:
         return self._local_bytes(res) + synthesis
 
     def _local_bytes(self, res: Resident) -> int:
-        """Of an item's bytes, those in host memory (engine_host_bytes; a witness a VRAM plan keeps there too)."""
-        on_device = not any(witness_on_host(d, res.key) for d in self._devices)
-        return engine_host_bytes(res.circuit, self._on_gpus, self.config.pipeline.gpu_witness and on_device)
+        """Of an item's bytes, those in the engine process's host memory: engine_host_bytes, or what a
+        device's VRAM plan keeps there (planned_host_bytes) where that is more."""
+        planned = max((planned_host_bytes(d.plans.get(res.key), res.circuit) for d in self._devices), default=0)
+        return max(planned, engine_host_bytes(res.circuit, self._on_gpus, self.config.pipeline.gpu_witness))
 
     def _next_pending(self) -> Item | None:
         with self._cond:
@@ -441,7 +420,7 @@ class Engine:
         free = dev.backend.free_bytes()  # a device query: outside the lock
         cap = batch_cap(self.config, head.res.circuit, free)
         plan = dev.plans.get(head.res.key)
-        cap = min(cap, plan.witness_batch) if plan is not None else cap
+        cap = cap if plan is None else plan.prove_batch if proves_together(plan) else min(cap, plan.witness_batch)
         with self._cond:
             return batch(self._gpu_queue, head, min(cap, share(self._devices, dev, head, self._gpu_queue)) - 1)
 
@@ -495,6 +474,8 @@ class Engine:
         for item in live:
             item.job.partition_state[item.k] = "proving"
             self._event(item.job, item.k, "gpu_start", device=dev.name)
+        if len(live) > 1 and proves_together(dev.plans.get(live[0].res.key)) and self._prove_together(live, dev):
+            return
         try:
             witnesses = expand_batch(live, dev, self._witness_host) if packed(live[0]) else [live[0].witness]
         except Exception as e:  # noqa: BLE001 - a device fault hands every item back; another goes to the batch's jobs
@@ -535,11 +516,30 @@ class Engine:
         self._enqueue(item)
 
     def _prove(self, item: Item, w: Any, dev: Device) -> None:
-        """Check the full witness `w`'s public inputs and prove on `dev` (checking a.b = c); the proof
-        goes to the finisher (_verified)."""
+        """Check the full witness `w`'s public inputs and prove on `dev` (checking a.b = c)."""
+        x = list(item.job.tasks[item.k].inputs)
+        self._proved(item, prove_partition(item.res.params.params, item.res.circuit, w, x, dev.backend, item.k,
+                                           item.job.id), dev)
+
+    def _prove_together(self, live: list[Item], dev: Device) -> bool:
+        """Prove a batch's items together (cuzk.engine.together); False, each item then proved alone by
+        the caller, when that fails for a reason other than the device (it finds the item at fault)."""
+        try:
+            proofs = prove_items(live, dev, self._witness_host)
+        except Exception as e:  # noqa: BLE001 - a device fault goes to the worker; else each alone finds the one at fault
+            if device_fault(e):
+                raise
+            log.warning("engine: %d partitions proved together failed (%s); proving each alone", len(live), e)
+            return False
+        for item, proof in zip(live, proofs):
+            self._proved(item, proof, dev)
+            self._release(item)
+        return True
+
+    def _proved(self, item: Item, proof: Proof, dev: Device) -> None:
+        """An item's proof made on `dev`: its event and timings, then to the finisher (_verified)."""
         job, k, res = item.job, item.k, item.res
         x = list(job.tasks[k].inputs)
-        proof = prove_partition(res.params.params, res.circuit, w, x, dev.backend, k, job.id)
         self._event(job, k, "gpu_end", device=dev.name)
         job.timings.update({f"prove.{k}.{s}": v for s, v in proof.timings.items()})
         self._finisher.submit(self._verified, job, k, proof, res.pvk, x)

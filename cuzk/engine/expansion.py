@@ -3,16 +3,22 @@ by the circuit's witness program in one run (its time is about that of one parti
 backend, or on a host backend (pipeline.gpu_witness off) and then copied once to the proving device,
 so that the prover's vectors stay there as with the GPU witness; or, where the device's VRAM plan
 keeps witnesses in host memory (VramPlan.witness_on_host), copied to host memory once expanded. When
-a batch fails, each item is expanded alone, so that only a failing item gets its error."""
+a batch fails, each item is expanded alone, so that only a failing item gets its error. And the
+rehearsal of a circuit (one throwaway proof from a blank witness)."""
 from __future__ import annotations
 
 import logging
 import time
 from typing import Any
 
+import numpy as np
+
+from cuzk import groth16
 from cuzk.backend import Backend
 from cuzk.engine.placement import Device, Item, device_fault
-from cuzk.errors import SynthesisError
+from cuzk.engine.residency import Resident
+from cuzk.errors import InputError, SynthesisError
+from cuzk.ff.fields import Fr
 from cuzk.groth16 import CompiledCircuit
 from cuzk.porep import program_witness
 
@@ -65,3 +71,23 @@ def _timed(batch: list[Item], backend: Backend, host: Backend | None, to_host: b
     for item in batch:
         item.job.timings.update({f"witness.{item.k}": seconds, f"witness_batch.{item.k}": len(batch)})
     return list(w)
+
+
+def run_rehearsal(dev: Device, res: Resident, host: Backend | None = None) -> None:
+    """One throwaway proof of res's circuit on `dev` from a blank witness (program_witness.blank
+    expanded as a partition's would be, or ONE alone where the circuit has no witness program or the
+    blank does not expand): every kernel and host routine of a proof gets compiled and loaded
+    (CuPy builds its own kernels at first use and numba the assembly's, seconds each on a fresh
+    machine) and the device's memory pool grows to a proof's size. The proof is dropped."""
+    t = time.perf_counter()
+    circuit, w = res.circuit, None
+    if isinstance(circuit, CompiledCircuit) and circuit.program is not None:
+        try:
+            w = expanded(circuit, [program_witness.blank(circuit)], dev.backend, host, witness_on_host(dev, res.key))[0]
+        except (SynthesisError, InputError) as e:  # a decomposition fails, or no one block of free values
+            log.info("engine: no blank witness for %s (%s); rehearsing with ONE alone", res.key, e)
+    if w is None:
+        w = dev.backend.zeros((circuit.num_columns, 4), np.uint64)
+        w[0] = dev.backend.asarray(Fr.ones(1)[0])
+    groth16.prove(res.params.params, circuit, w, dev.backend)
+    log.info("engine: rehearsed a proof of %s on %s in %.1f s", res.key, dev.name, time.perf_counter() - t)

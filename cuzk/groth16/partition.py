@@ -12,7 +12,7 @@ from cuzk.errors import InputError, ProofVerificationError, UnsatisfiedConstrain
 from cuzk.ff.fields import Fr
 from cuzk.groth16.circuit import AnyCircuit
 from cuzk.groth16.proof import Proof
-from cuzk.groth16.prover import prove
+from cuzk.groth16.prover import prove, prove_many
 from cuzk.groth16.verifier import verify
 from cuzk.util.arrays import to_host
 
@@ -26,12 +26,36 @@ def prove_partition(params: Any, circuit: AnyCircuit, w: Any, inputs: Sequence[i
     """The proof of partition k from its full witness w (ONE, inputs, aux; host or device): InputError
     when w's public inputs differ from `inputs`, UnsatisfiedConstraintError naming the partition and
     row when a.b != c."""
-    if Fr.to_ints(to_host(w[1:circuit.num_inputs])) != list(inputs):
-        raise InputError(f"{_where(label, k)}: the witness's public inputs differ from the expected ones")
+    _check_inputs(circuit, w, inputs, label, k)
     try:
         return prove(params, circuit, w, backend, check=True)
     except UnsatisfiedConstraintError as e:
         raise UnsatisfiedConstraintError(e.index, _where(label, k)) from None
+
+
+def prove_partitions(params: Any, circuit: AnyCircuit, witnesses: Sequence[Any], inputs: Sequence[Sequence[int]],
+                     backend: Backend, ks: Sequence[int], label: str = "") -> list[Proof]:
+    """prove_partition for several partitions of one circuit at once (prove_many: each key vector's
+    MSMs of all of them together); a witness may be a callable that makes it when its turn comes."""
+    current = [ks[0]]
+
+    def checked(w: Any, x: Sequence[int], k: int):
+        def make():
+            current[0] = k
+            full = w() if callable(w) else w
+            _check_inputs(circuit, full, x, label, k)
+            return full
+        return make
+
+    try:
+        return prove_many(params, circuit, [checked(*args) for args in zip(witnesses, inputs, ks)], backend, check=True)
+    except UnsatisfiedConstraintError as e:
+        raise UnsatisfiedConstraintError(e.index, _where(label, current[0])) from None
+
+
+def _check_inputs(circuit: AnyCircuit, w: Any, inputs: Sequence[int], label: str, k: int) -> None:
+    if Fr.to_ints(to_host(w[1:circuit.num_inputs])) != list(inputs):
+        raise InputError(f"{_where(label, k)}: the witness's public inputs differ from the expected ones")
 
 
 def verify_partition(pvk: Any, inputs: Sequence[int], proof: Proof, k: int, label: str = "") -> None:

@@ -27,6 +27,20 @@ def point_bytes(vector: str) -> int:
     return 96 if GROUP[vector] == "g1" else 192
 
 
+def msm_phases_without_a_witness(plan) -> bool:
+    """Whether each MSM phase holds its uploaded scalars (H's: the domain vector) and its work, no witness:
+    a resident vector's plan's working memory, a streamed one's two chunk buffers and a chunk's run bytes."""
+    def work(v: str) -> int:
+        if v in plan.tables:
+            return max(plan.tables[v].bytes.run, plan.tables[v].bytes.prepare)
+        k = min(plan.chunk, LENGTHS[v])
+        return 2 * k * point_bytes(v) + msm.streamed_plan(GROUP[v], k, ITEMS).bytes.run
+
+    return plan.phases["msm_h"] == V + work("h") and plan.phases["msm_l"] == 32 * LENGTHS["l"] + work("l") \
+        and plan.phases["msm_a"] == 32 * LENGTHS["a"] + work("a") \
+        and plan.phases["msm_b"] == 32 * LENGTHS["b_g1"] + max(work("b_g1"), work("b_g2"))
+
+
 def held(plan) -> int:
     return plan.peak - max(plan.phases.values())
 
@@ -66,15 +80,7 @@ def test_12_gib_keeps_the_witness_in_host_memory(plans):
     # the witness goes to host memory once expanded: each evaluation uploads it beside its output, and the
     # transforms hold a vector and its scratch
     assert plan.phases["quotient"] == max(W + V, 2 * V) == 2 * V
-    # no witness held through the MSMs: each holds its uploaded scalars and its streamed chunks' work
-    def work(v: str) -> int:
-        k = min(plan.chunk, LENGTHS[v])
-        return 2 * k * point_bytes(v) + msm.streamed_plan(GROUP[v], k, ITEMS).bytes.run
-
-    assert plan.phases["msm_h"] == V + work("h")
-    assert plan.phases["msm_l"] == 32 * LENGTHS["l"] + work("l")
-    assert plan.phases["msm_a"] == 32 * LENGTHS["a"] + work("a")
-    assert plan.phases["msm_b"] == 32 * LENGTHS["b_g1"] + max(work("b_g1"), work("b_g2"))
+    assert msm_phases_without_a_witness(plan)
     assert plan.tables == {} and set(plan.streamed) == set(VECTORS) and plan.peak <= plan.usable
     assert any(r.startswith("quotient offloaded and the witness in host memory") for r in plan.reasons)
     assert not any(p.witness_on_host for cap, p in plans.items() if cap > 12)
@@ -152,29 +158,50 @@ def test_h2d_bytes_fall_as_the_cap_grows(plans):
 
 
 def test_the_witness_batch_is_the_largest_that_fits():
-    """A batch's witnesses stay on the device until its last item is proved: (B - 1) W more in every
-    phase, after the tables are chosen (the same tables as one witness); with the witness in host memory
-    (12 GiB) only the expansion holds them. B is the largest up to the one asked for whose peak fits.
-    The tables take the room first, so at 16 to 141 GiB no second witness fits; at 640 GiB some do, and
-    at 1 TiB all 40 asked."""
+    """Where nothing streams, a batch's witnesses stay on the device until its last item is proved:
+    (B - 1) W more in every phase, after the tables are chosen (the same tables as one witness). B is
+    the largest up to the one asked for whose peak fits: at 80 and 141 GiB the tables take the room
+    and no second witness fits; at 640 GiB some do, and at 1 TiB all 40 asked."""
     batches = {}
-    for cap in CAPS + (640, 1024):
+    for cap in (80, 141, 640, 1024):
         one = plan_prover(SHAPE, cap * GIB)
         for asked in (1, 4, 10, 40):
             plan = plan_prover(SHAPE, cap * GIB, witness_batch=asked)
             b = batches[cap, asked] = plan.witness_batch
-            assert 1 <= b <= asked and plan.tables == one.tables and plan.streamed == one.streamed
-            grows = ("expand",) if plan.witness_on_host else tuple(one.phases)
-            assert plan.phases == {k: x + (b - 1) * W * (k in grows) for k, x in one.phases.items()}
+            assert plan.streamed == () and plan.prove_batch == 1
+            assert 1 <= b <= asked and plan.tables == one.tables
+            assert plan.phases == {k: x + (b - 1) * W for k, x in one.phases.items()}
             assert plan.phases["expand"] == b * W
-            assert plan.peak == held(one) + max(plan.phases.values()) <= plan.usable
+            assert plan.peak == held(one) + max(one.phases.values()) + (b - 1) * W <= plan.usable
             assert b == asked or plan.peak + W > plan.usable
             assert (b < asked) == any(r.startswith(f"witness batch {b} of the {asked}") for r in plan.reasons)
-    assert all(batches[cap, 40] == 1 for cap in CAPS if cap > 12)
-    assert batches[12, 40] == 2  # two expansions fit beside the circuit where the quotient's 2 V do
+    assert batches[80, 40] == batches[141, 40] == 1
     assert 1 < batches[640, 40] < 40 and batches[1024, 40] == 40
     with pytest.raises(InputError):
         plan_prover(SHAPE, 141 * GIB, witness_batch=0)
+
+
+def test_partitions_are_proved_together_where_the_key_streams(plans):
+    """Where a vector streams, the partitions asked for are proved together, each expanded alone: the
+    same tables, no witness held through the MSMs (their scalars uploaded, H's too), so the peak does
+    not rise, and the streamed points cross once for all of them."""
+    for cap in (12, 16, 24):
+        one = plans[cap]
+        for asked in (4, 10):
+            plan = plan_prover(SHAPE, cap * GIB, witness_batch=asked)
+            assert plan.prove_batch == asked and plan.witness_batch == 1
+            assert plan.tables == one.tables and plan.streamed == one.streamed and plan.quotient == one.quotient
+            assert plan.phases["expand"] == W and plan.phases["quotient"] == one.phases["quotient"]
+            assert msm_phases_without_a_witness(plan)
+            assert plan.peak <= one.peak <= plan.usable
+            assert any(r.startswith(f"{asked} partitions proved together") for r in plan.reasons)
+            points = sum(LENGTHS[v] * point_bytes(v) for v in plan.streamed)
+            scalars = 32 * (LENGTHS["h"] + LENGTHS["l"] + LENGTHS["a"] + 2 * LENGTHS["b_g1"])
+            back = 0 if plan.quotient == "resident" else 2 * V
+            evaluations = 3 * W if plan.witness_on_host else 0
+            assert plan.h2d_bytes(SHAPE) == points // asked + back + evaluations + scalars
+    # per partition at 16 GiB, 10 together: 28.1 GB against 56.0 GB one at a time
+    assert plan_prover(SHAPE, 16 * GIB, witness_batch=10).h2d_bytes(SHAPE) < plans[16].h2d_bytes(SHAPE) // 1.9
 
 
 def test_minimum_cap():

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-PROVING_MODULES = {"test_batch", "test_engine", "test_multi_gpu", "test_orphans", "test_stats", "test_watchdog"}
+PROVING_MODULES = {"test_batch", "test_engine", "test_multi_gpu", "test_orphans", "test_stats", "test_together",
+                   "test_watchdog"}
 
 
 @pytest.fixture(scope="module", autouse=True)

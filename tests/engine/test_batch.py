@@ -94,12 +94,17 @@ def engine():
         yield e
 
 
-@pytest.fixture
-def gate(monkeypatch):
+def gated(monkeypatch):
+    """A Gate in place of the prover's single proofs, opened for good at the end."""
     gate = Gate(PROVE)
     monkeypatch.setattr(partition, "prove", gate)
     yield gate
     gate.let(None)  # a test that failed with the gate closed: the engine's workers must not wait in it forever
+
+
+@pytest.fixture
+def gate(monkeypatch):
+    yield from gated(monkeypatch)
 
 
 def hold_the_worker(engine: Engine, gate: Gate) -> None:
@@ -158,8 +163,10 @@ def test_a_batch_proves_as_one_at_a_time_within_the_cap(engine, gate):
     wait_released(engine)
 
 
-def test_a_bad_partition_fails_only_its_job(engine, gate):
-    bad, good = queue_behind_a_busy_worker(engine, gate, packed_tasks(3, 2, bad=1), packed_tasks(4, 2))
+def bad_and_good(engine: Engine, gate: Gate, first: int) -> Job:
+    """A job whose partition 1 does not expand queued with a good one: the bad job fails naming its
+    partition, the good one's proofs verify, every reservation is released. Returns the good job."""
+    bad, good = queue_behind_a_busy_worker(engine, gate, packed_tasks(first, 2, bad=1), packed_tasks(first + 1, 2))
     gate.let(None)
     with pytest.raises(SynthesisError, match=rf"{bad.id} partition 1: .*do not fit"):
         bad.result(timeout=600)
@@ -167,8 +174,13 @@ def test_a_bad_partition_fails_only_its_job(engine, gate):
     res = engine.preload(good.spec)
     for k, task in enumerate(good.tasks):
         assert groth16.verify(res.pvk, list(task.inputs), groth16.Proof.from_bytes(proof[192 * k:192 * (k + 1)]))
-    assert batch_sizes(good) == [1, 1]  # the batch of four failed: each expanded alone
     wait_released(engine)
+    return good
+
+
+def test_a_bad_partition_fails_only_its_job(engine, gate):
+    good = bad_and_good(engine, gate, 3)
+    assert batch_sizes(good) == [1, 1]  # the batch of four failed: each expanded alone
 
 
 def test_cancelled_jobs_are_skipped_in_the_queue_and_in_a_batch(engine, gate):

@@ -79,7 +79,7 @@ class CpuBackend:
         return msm_cpu.msm_g2(bases, scalars)
 
     def msm_sets(self, bases: Bases, scalar_sets: Sequence[np.ndarray], group: str, sparse: bool) -> list[np.ndarray]:
-        msm = msm_cpu.msm_g1 if group == "g1" else msm_cpu.msm_g2
+        msm = getattr(self, f"msm_{group}_sparse" if sparse else f"msm_{group}")
         return [msm(bases, scalars) for scalars in scalar_sets]
 
     def prepare_bases_g1(self, bases: np.ndarray) -> Bases:

@@ -10,7 +10,11 @@ witness batch and A = 96 / 192 bytes per G1 / G2 affine point, the device holds
 and beside T one phase at a time; the peak, T + the largest phase, stays within usable. The quotient
 runs in one of three modes (cuzk.groth16.prover.quotient). In the first two a batch's witnesses stay
 on the device until its last item is proved: H = B W held in every phase after the expansion. In
-"host" they are copied to host memory once expanded (H = 0) and every use uploads what it reads:
+"host" they are copied to host memory once expanded (H = 0) and every use uploads what it reads.
+When a vector streams, P partitions are proved together (prove_batch, cuzk.groth16.prover.prove_many:
+each streamed chunk of the key serves all of them): each is expanded alone and runs its quotient,
+then its witness and H coefficients wait in host memory (H = 0 through the MSMs) and the MSMs upload
+their scalars:
     expand    B W
     quotient  H + 3 V   ("resident": A w, B w, C w made one at a time, A B merged before C comes in;
                          A B, the next vector and an in-place transform's scratch vector)
@@ -19,7 +23,7 @@ on the device until its last item is proved: H = B W held in every phase after t
               max(W + V, 2 V)  ("host": as offload, each evaluation beside an uploaded witness that
                          goes before the transforms: 3 W more host -> device)
     msm_h     H + V + work(h)
-    msm_l     H + work(l)                                   (+ 32 |l|, the uploaded scalars, in host)
+    msm_l     H + work(l)                       (+ 32 |l|, the uploaded scalars, in host or together)
     msm_a     H + 32 |a| + work(a)                          (A's scalars)
     msm_b     H + 32 |b_g1| + max(work(b_g1), work(b_g2))
 work(v) of a resident vector is its plan's working memory, max(run, prepare) (sparse scalars); of a
@@ -32,8 +36,9 @@ minimum_cap. Vectors are made resident smallest
 table first (each at its smallest one-multiple plan) until one does not fit; the rest stream, in the
 largest power-of-two chunk (MIN_CHUNK to MAX_CHUNK) that fits. Then each resident table, in the order
 the engine makes them (VECTORS), takes msm.choose_plan's cheapest plan in the room left, and the
-witness batch is the largest up to the one asked for whose expansion fits. Pure Python: imports
-without CuPy.
+witness batch is the largest up to the one asked for whose expansion fits; or, when a vector streams
+and more than one is asked for, that many partitions are proved together, each expanded alone (the
+MSM phases then hold no witness: the peak only falls). Pure Python: imports without CuPy.
 """
 from __future__ import annotations
 
@@ -118,7 +123,8 @@ class VramPlan:
     tables: dict[str, MsmPlan]  # the resident vectors' plans, in VECTORS order
     streamed: tuple[str, ...]  # the vectors streamed from host memory
     chunk: int  # points per streamed chunk; 0 when nothing streams
-    witness_batch: int
+    witness_batch: int  # partitions whose witnesses are expanded in one run
+    prove_batch: int  # partitions proved together (prove_many), 1 unless a vector streams
     peak: int  # the held bytes plus the largest phase
     phases: dict[str, int]  # each phase's bytes beside the held ones
     reasons: tuple[str, ...]  # why each choice was made, a sentence each
@@ -129,32 +135,37 @@ class VramPlan:
         return self.quotient == "host"
 
     def h2d_bytes(self, shape: ProverShape) -> int:
-        """Host -> device bytes one partition moves: the streamed vectors' points; when the quotient
-        is offloaded A's and A B's coset values coming back; with the witness in host memory, the
-        witness for each of the three evaluations and the scalars of the L, A and both B MSMs."""
-        points = sum(shape.length(v) * _point_bytes(v) for v in self.streamed)
+        """Host -> device bytes per partition: the streamed vectors' points, once per prove_batch
+        partitions; when the quotient is offloaded A's and A B's coset values coming back; with the
+        witness in host memory, the witness for each of the three evaluations; and the MSMs' scalars
+        when the witness waits in host memory (those of L, A and both B) and H's too when proved together."""
+        points = sum(shape.length(v) * _point_bytes(v) for v in self.streamed) // self.prove_batch
         back = 0 if self.quotient == "resident" else 2 * shape.vector_bytes
-        scalars = 3 * shape.witness_bytes + 32 * (shape.length("l") + shape.length("a") + 2 * shape.length("b_g1")) \
-            if self.witness_on_host else 0
-        return points + back + scalars
+        evaluations = 3 * shape.witness_bytes if self.witness_on_host else 0
+        together = self.prove_batch > 1
+        scalars = 32 * (shape.length("l") + shape.length("a") + 2 * shape.length("b_g1")) \
+            if self.witness_on_host or together else 0
+        return points + back + evaluations + scalars + (32 * shape.length("h") if together else 0)
 
     def summary(self) -> str:
         """Two lines for logs and status."""
         tables = ", ".join(f"{v} (c {p.c}, m {p.multiples})" for v, p in self.tables.items()) or "none"
         streamed = f"{', '.join(self.streamed)} in {_chunk_text(self.chunk)} chunks" if self.streamed else "none"
         return (f"VRAM plan for a {format_size(self.cap)} cap: peak {format_size(self.peak)} of "
-                f"{format_size(self.usable)} usable; quotient {self.quotient}; witness batch {self.witness_batch}\n"
+                f"{format_size(self.usable)} usable; quotient {self.quotient}; witness batch {self.witness_batch}; "
+                f"proved together {self.prove_batch}\n"
                 f"  tables: {tables}; streamed: {streamed}")
 
 
 @dataclass(frozen=True)
 class _Layout:
-    """A candidate plan: quotient mode, resident tables, chunk and batch."""
+    """A candidate plan: quotient mode, resident tables, chunk, witness batch, partitions proved together."""
 
     quotient: str
     tables: dict[str, MsmPlan]
     chunk: int
     batch: int = 1
+    together: int = 1
 
 
 def _chunk_text(chunk: int) -> str:
@@ -179,12 +190,14 @@ def _phases(shape: ProverShape, layout: _Layout, items: int, without: str | None
     host = layout.quotient == "host"
     held = 0 if host else layout.batch * w  # the batch's witnesses, on the device through each proof
     quotient = {"resident": held + 3 * v, "offload": held + 2 * v, "host": max(w + v, 2 * v)}[layout.quotient]
+    uploads = host or layout.together > 1  # the MSMs' scalars come from host memory
+    held = 0 if uploads else held
     work = {x: 0 if x == without else _work(shape, layout, x, items) for x in VECTORS}
     return {
         "expand": layout.batch * w,
         "quotient": quotient,
         "msm_h": held + v + work["h"],
-        "msm_l": held + (32 * shape.length("l") if host else 0) + work["l"],
+        "msm_l": held + (32 * shape.length("l") if uploads else 0) + work["l"],
         "msm_a": held + 32 * shape.length("a") + work["a"],
         "msm_b": held + 32 * shape.length("b_g1") + max(work["b_g1"], work["b_g2"]),
     }
@@ -252,13 +265,20 @@ def plan_prover(shape: ProverShape, cap: int | str, *, source: str = "the VRAM c
             layout = replace(layout, tables={**layout.tables, v: plan})
             reasons.append(f"{v} resident: table of {format_size(plan.bytes.table)}, c {plan.c}, "
                            f"{plan.multiples} multiple{'s' if plan.multiples > 1 else ''} (the cheapest that fits)")
-    batch = max([1] + [b for b in range(2, witness_batch + 1) if _peak(shape, replace(layout, batch=b), items) <= usable])
-    layout = replace(layout, batch=batch)
-    if batch < witness_batch:
-        reasons.append(f"witness batch {batch} of the {witness_batch} asked: more witnesses do not fit")
+    if streamed and witness_batch > 1:
+        layout = replace(layout, together=witness_batch)
+        reasons.append(f"{witness_batch} partitions proved together, each expanded alone: each streamed chunk serves "
+                       f"all of them (the streamed key crosses once per {witness_batch} partitions)")
+    else:
+        batch = max([1] + [b for b in range(2, witness_batch + 1)
+                           if _peak(shape, replace(layout, batch=b), items) <= usable])
+        layout = replace(layout, batch=batch)
+        if batch < witness_batch:
+            reasons.append(f"witness batch {batch} of the {witness_batch} asked: more witnesses do not fit")
     return VramPlan(cap=cap, usable=usable, quotient=layout.quotient,
                     tables={v: layout.tables[v] for v in VECTORS if v in layout.tables}, streamed=streamed,
-                    chunk=layout.chunk if streamed else 0, witness_batch=batch, peak=_peak(shape, layout, items),
+                    chunk=layout.chunk if streamed else 0, witness_batch=layout.batch, prove_batch=layout.together,
+                    peak=_peak(shape, layout, items),
                     phases=_phases(shape, layout, items), reasons=tuple(reasons))
 
 

@@ -1,0 +1,49 @@
+"""A GPU worker's batch proved together (cuzk.groth16.partition.prove_partitions, prove_many): where the
+device's VRAM plan streams part of the key from host memory (VramPlan.prove_batch > 1), the partitions
+of a batch share each streamed chunk's crossing. Each item's witness is expanded alone when its turn
+comes (its timings witness.{k}), so that one witness is on the device at a time; between the quotients
+and the MSMs each waits in host memory with its H coefficients."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from cuzk.engine.accounting import witness_bytes
+from cuzk.engine.expansion import expanded, witness_on_host
+from cuzk.engine.placement import Device, Item
+from cuzk.groth16 import AnyCircuit, Proof
+from cuzk.groth16.partition import prove_partitions
+
+
+def proves_together(plan: Any) -> bool:
+    """Whether a device's VRAM plan (None without a cap) proves several partitions together."""
+    return getattr(plan, "prove_batch", 1) > 1
+
+
+def planned_host_bytes(plan: Any, circuit: AnyCircuit) -> int:
+    """Host bytes one item of `circuit` takes under a device's VRAM plan: its witness where the plan
+    keeps witnesses in host memory, with its H coefficients (32 x domain size) where partitions are
+    proved together (both wait there for the batch's MSMs); 0 otherwise."""
+    together = proves_together(plan)
+    w = witness_bytes(circuit) if together or getattr(plan, "witness_on_host", False) else 0
+    return w + (32 * circuit.domain_size if together else 0)
+
+
+def prove_items(items: list[Item], dev: Device, host: Any = None) -> list[Proof]:
+    """The proofs of a batch of one circuit's items on `dev`, in order (prove_partitions checks each
+    witness's public inputs and a.b = c, naming the partition); `host`: the backend that expands
+    witnesses when pipeline.gpu_witness is off."""
+    res = items[0].res
+    to_host = witness_on_host(dev, res.key)
+
+    def witness(item: Item):
+        def make():
+            t = time.perf_counter()
+            w = expanded(res.circuit, [item.witness], dev.backend, host, to_host)[0]
+            item.job.timings.update({f"witness.{item.k}": time.perf_counter() - t, f"witness_batch.{item.k}": 1})
+            return w
+        return make
+
+    inputs = [list(item.job.tasks[item.k].inputs) for item in items]
+    return prove_partitions(res.params.params, res.circuit, [witness(item) for item in items], inputs, dev.backend,
+                            [item.k for item in items], "/".join(dict.fromkeys(item.job.id for item in items)))
