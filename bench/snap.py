@@ -35,7 +35,7 @@ from cuzk.engine.config import GpuConfig, PipelineConfig, SrsConfig
 from cuzk.engine.engine import CircuitSpec, Engine, Job
 from cuzk.engine.snap import snap_spec_of, submit_snap
 from cuzk.engine.timeline import plot, read_timeline
-from cuzk.snap.proving import snap_circuit, snap_shape
+from cuzk.snap.proving import snap_circuit
 from cuzk.snap.registry import RegisteredUpdateProof, get_update_proof
 from cuzk.snap.synthetic import SyntheticUpdate, synthetic_update
 
@@ -43,7 +43,7 @@ from cuzk.snap.synthetic import SyntheticUpdate, synthetic_update
 def snap_spec(p: RegisteredUpdateProof, backend: str) -> CircuitSpec:
     """The partition circuit's spec: its key generated on the GPU (cuda) or cuzk's own from the cache (cpu)."""
     base = snap_spec_of(p, progress=True, allow_setup=True)
-    return device_key_spec(base, lambda: snap_circuit(snap_shape(p)), backend) if backend == "cuda" else base
+    return device_key_spec(base, lambda: snap_circuit(p.circuit_shape), backend) if backend == "cuda" else base
 
 
 def synthesis_median(timeline: Path, jobs: Sequence[Job]) -> float:

@@ -1,6 +1,6 @@
 """A SnapDeals update as engine work: the CircuitSpec of a registered update proof's partition circuit
 and one Task per partition (cuzk.snap.proving does the SnapDeals part: the vanilla checks, the
-witness, the circuit and its parameters). A Task's witness is the partition's SnapWitness: packed in a
+witness, the circuit and its parameters). A Task's witness is the partition's snap_witness: packed in a
 synthesis process (public inputs and free values), expanded by the circuit's witness program on the
 GPU worker (cuzk.engine.expansion), as PoRep's and PoSt's are.
 
@@ -14,7 +14,7 @@ from functools import partial
 
 from cuzk.engine.engine import Engine
 from cuzk.engine.jobs import CircuitSpec, Job, Priority, Task
-from cuzk.snap.proving import ProofName, SnapWitness, VanillaSource, checked_partitions, load_snap_circuit, snap_shape
+from cuzk.snap.proving import ProofName, VanillaSource, checked_partitions, load_snap_circuit, snap_witness
 from cuzk.snap.registry import get_update_proof
 
 
@@ -28,12 +28,11 @@ def snap_spec_of(proof: ProofName, progress: bool = False, allow_setup: bool = F
 
 def snap_tasks(proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_new: bytes,
                vanilla_proofs: Sequence[VanillaSource] | str | bytes) -> list[Task]:
-    """One Task per partition, in order (its packed witness by a picklable call, SnapWitness, and its
+    """One Task per partition, in order (its packed witness by a picklable call, snap_witness, and its
     public inputs), every partition's vanilla proof checked here first (InputError naming a commitment,
     SnapVanillaFormatError, SnapVanillaProofError)."""
     p = get_update_proof(proof)
-    shape = snap_shape(p)
-    return [Task(SnapWitness(shape, w), public.to_ints(p))
+    return [Task(snap_witness(p.circuit_shape, w), public.to_ints(p))
             for public, w in checked_partitions(p, comm_r_old, comm_r_new, comm_d_new, vanilla_proofs)]
 
 

@@ -8,7 +8,9 @@ tree_c path's siblings, then the comm_r_last path's and the comm_c path's siblin
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -23,6 +25,8 @@ from cuzk.r1cs.witness_program import WitnessProgram, seed
 from cuzk.util.arrays import to_host
 
 _LOADED: dict[str, CompiledCircuit] = {}
+S = TypeVar("S")
+W = TypeVar("W")
 
 
 def free_values(w: PartitionWitness) -> tuple[np.ndarray, np.ndarray]:
@@ -48,6 +52,28 @@ class PackedWitness:
     @property
     def nbytes(self) -> int:
         return self.inputs.nbytes + self.plain_free.nbytes + self.block_free.nbytes
+
+
+@dataclass(frozen=True)
+class FreeValuesWitness(Generic[S, W]):
+    """One partition's packed witness as a picklable call (an engine runs it in a synthesis process):
+    ONE and `inputs` (the public inputs after ONE) with `free_values(shape, witness)`, the (top level
+    (n, 4), per block instance (K, nfree, 4)) Montgomery free values; `free_values` is a module-level
+    function, so that the call pickles (PoSt's and SnapDeals' partitions)."""
+
+    free_values: Callable[[S, W], tuple[np.ndarray, np.ndarray]]
+    shape: S
+    witness: W
+    inputs: tuple[int, ...]
+
+    def __call__(self) -> PackedWitness:
+        plain, per = self.free_values(self.shape, self.witness)
+        return PackedWitness(Fr.from_ints([1, *self.inputs]), plain, per)
+
+    def full(self, circuit: CompiledCircuit, backend: Backend):
+        """The full witness (ONE, inputs, aux; Montgomery Fr) by the circuit's witness program; on a
+        device backend it stays on the device."""
+        return expand(circuit, [self()], backend, host=backend.device is None)[0]
 
 
 def pack(shape: StackedShape, w: PartitionWitness, inputs: list[int]) -> PackedWitness:

@@ -16,19 +16,15 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
 
 from cuzk import groth16
 from cuzk.backend import Backend, get_backend
 from cuzk.errors import ProofFormatError
-from cuzk.ff.fields import Fr
 from cuzk.groth16 import PROOF_BYTES, CompiledCircuit, Proof, VerifyingKey
 from cuzk.groth16.partition import prove_partition, verify_partition
-from cuzk.porep import program_witness
 from cuzk.porep.params_cache import LoadedParams, find_params, find_vk, load_or_generate
+from cuzk.porep.program_witness import FreeValuesWitness
 from cuzk.porep.seal import Sector
 from cuzk.post.bincode import read_sector_proof
 from cuzk.post.challenges import check_randomness
@@ -42,9 +38,9 @@ from cuzk.post.witness import PartitionWitness, PostShape, SectorWitness, free_v
 from cuzk.r1cs.pce import build
 from cuzk.r1cs.witness_program import compile_program, hint_matrices
 
-__all__ = ["PostWitness", "expect_kind", "full_witness", "load_post_circuit", "partition_witness", "post_circuit",
-           "post_witness", "prove_partition_post", "vanilla_of", "verify_window_post", "verify_winning_post",
-           "window_post", "winning_post"]
+__all__ = ["expect_kind", "load_post_circuit", "partition_witness", "post_circuit", "post_witness",
+           "prove_partition_post", "vanilla_of", "verify_window_post", "verify_winning_post", "window_post",
+           "winning_post"]
 
 ProofName = RegisteredPoStProof | int | str
 # a sealed sector (cuzk.porep.seal.Sector or its directory), or its vanilla proof (decoded or bincode bytes)
@@ -115,39 +111,16 @@ def partition_witness(proof: ProofName, randomness: bytes, vanilla: Sequence[Fal
     return PartitionWitness([_sector_witness(p, comm_r, s) for comm_r, s in sectors])
 
 
-@dataclass(frozen=True)
-class PostWitness:
-    """One partition's packed witness (its public inputs and free values, cuzk.post.witness.free_values)
-    from its checked PartitionWitness: a picklable callable (an engine runs it in a synthesis process),
-    which the circuit's witness program expands."""
-
-    shape: PostShape
-    witness: PartitionWitness
-    inputs: tuple[int, ...]
-
-    def __call__(self) -> program_witness.PackedWitness:
-        return program_witness.PackedWitness(Fr.from_ints([1, *self.inputs]), np.zeros((0, 4), np.uint64),
-                                             free_values(self.shape, self.witness))
-
-
-def full_witness(circuit: CompiledCircuit, shape: PostShape, w: PartitionWitness, inputs: Sequence[int],
-                 backend: Backend):
-    """The partition's full witness (ONE, inputs, aux; Montgomery Fr) by the circuit's witness program
-    from its PostWitness; on a device backend it stays on the device."""
-    packed = PostWitness(shape, w, tuple(inputs))()
-    return program_witness.expand(circuit, [packed], backend, host=backend.device is None)[0]
-
-
 def post_witness(proof: ProofName, randomness: bytes, sectors: Sequence[SectorSource],
-                 partition_index: int = 0) -> PostWitness:
-    """One partition's PostWitness, its vanilla proofs (vanilla_of) checked first (PoStInputError,
-    PoStVanillaFormatError, PoStVanillaProofError)."""
+                 partition_index: int = 0) -> FreeValuesWitness[PostShape, PartitionWitness]:
+    """One partition's packed witness (its public inputs and cuzk.post.witness.free_values), its vanilla
+    proofs (vanilla_of) checked first (PoStInputError, PoStVanillaFormatError, PoStVanillaProofError)."""
     p = get_post_proof(proof)
     randomness, partition_index = check_randomness(randomness), _partition(partition_index)
     vanilla = vanilla_of(p, randomness, sectors, partition_index)
     w = partition_witness(p, randomness, vanilla, partition_index)
     inputs = partition_public_inputs(p, randomness, [(v.sector_id, v.comm_r) for v in vanilla], partition_index)
-    return PostWitness(p.circuit_shape, w, tuple(inputs))
+    return FreeValuesWitness(free_values, p.circuit_shape, w, tuple(inputs))
 
 
 def prove_partition_post(proof: ProofName, randomness: bytes, sectors: Sequence[SectorSource],
@@ -159,7 +132,7 @@ def prove_partition_post(proof: ProofName, randomness: bytes, sectors: Sequence[
     inputs = list(pw.inputs)
     circuit, loaded = load_post_circuit(p, allow_setup=allow_setup, progress=progress, keep=False)
     be = get_backend(backend) if isinstance(backend, str) else backend
-    full = full_witness(circuit, pw.shape, pw.witness, inputs, be)
+    full = pw.full(circuit, be)
     label = f"{p.name} (made with {loaded.files.describe()})"
     out = prove_partition(loaded.params, circuit, full, inputs, be, partition_index, p.name)
     verify_partition(groth16.prepare_verifying_key(loaded.vk), inputs, out, partition_index, label)

@@ -134,13 +134,13 @@ def pad_partition(items: Sequence[T], sector_count: int) -> list[T]:
     return list(items) + [items[-1]] * (sector_count - len(items))
 
 
-def free_values(shape: PostShape, witness: PartitionWitness) -> np.ndarray:
-    """(sectors, nfree, 4) Montgomery Fr: what a compiled witness program (cuzk.r1cs.witness_program)
-    starts from besides the public inputs, per padded sector in the circuit's allocation order:
-    comm_r_last, comm_c, then per challenge its leaf and its path's siblings, leaf level first
-    (comm_r and the index bits follow from the inputs)."""
+def free_values(shape: PostShape, witness: PartitionWitness) -> tuple[np.ndarray, np.ndarray]:
+    """What a compiled witness program (cuzk.r1cs.witness_program) starts from besides the public
+    inputs, Montgomery Fr: nothing at top level ((0, 4)); per padded sector ((sectors, nfree, 4)) in
+    the circuit's allocation order comm_r_last, comm_c, then per challenge its leaf and its path's
+    siblings, leaf level first (comm_r and the index bits follow from the inputs)."""
     rows = []
     for s in witness.padded(shape):
         per = np.concatenate([s.leaves[:, None, :]] + [lv.siblings for lv in s.path], axis=1)
         rows.append(np.concatenate([Fr.from_ints([s.comm_r_last, s.comm_c]), per.reshape(-1, 4)]))
-    return np.stack(rows)
+    return np.zeros((0, 4), np.uint64), np.stack(rows)

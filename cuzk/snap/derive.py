@@ -6,8 +6,9 @@
                         only the tag differs)
     phi       = Poseidon_GR(comm_d_new, comm_r_old)            (comm_d first)
     rho(high) = Poseidon_GR(phi, high),  high = c >> (log2(nodes) - h)
-    digest(d) = Poseidon_GR(comm_r_new, d),  d = k * digests_per_partition + j
+    digest(d) = Poseidon_GR(comm_r_new, d),  d = k * digests + j
     challenge i of a digest: c = ((digest >> (i * rb)) & (2^rb - 1)) | (k << rb)
+(digests per partition, rb = random bits: the proof's circuit_shape, cuzk.snap.witness.SnapShape).
 Field elements are (n, 4) Montgomery limbs (cuzk.ff.fields.Fr); commitments 32-byte LE reprs.
 """
 from __future__ import annotations
@@ -48,7 +49,7 @@ def phi(comm_d_new: bytes, comm_r_old: bytes) -> np.ndarray:
 
 def high_shift(p: RegisteredUpdateProof) -> int:
     """c >> high_shift(p) is a node's h high bits."""
-    return p.challenge_bits - p.h
+    return p.circuit_shape.challenge_bit_len - p.h
 
 
 def rho_table(p: RegisteredUpdateProof, phi_value: np.ndarray) -> np.ndarray:
@@ -64,9 +65,10 @@ def node_rhos(p: RegisteredUpdateProof, phi_value: np.ndarray, nodes: np.ndarray
 
 def partition_challenges(p: RegisteredUpdateProof, comm_r_new: bytes, k: int) -> list[int]:
     """The p.challenges challenged node indices of partition k, in order."""
-    first = k * p.digests_per_partition
+    shape = p.circuit_shape
+    first = k * shape.digests
     digests = poseidon_gr(_pairs(commitment_fr(comm_r_new, "comm_r_new"),
-                                 Fr.from_ints(range(first, first + p.digests_per_partition))))
-    rb, mask = p.random_bits, (1 << p.random_bits) - 1
-    out = [((d >> (i * rb)) & mask) | (k << rb) for d in Fr.to_ints(digests) for i in range(p.challenges_per_digest)]
+                                 Fr.from_ints(range(first, first + shape.digests))))
+    rb, mask, per = shape.random_bits, (1 << shape.random_bits) - 1, shape.challenges_per_digest
+    out = [((d >> (i * rb)) & mask) | (k << rb) for d in Fr.to_ints(digests) for i in range(per)]
     return out[:p.challenges]

@@ -7,8 +7,8 @@ verified before it is returned.
     assert cuzk.snap_verify("StackedDrg2KiBV1", comm_r_old, comm_r_new, comm_d_new, proofs)
 
 The circuit is synthesized in constraint mode once per process and compiled (its PCE and witness
-program, cuzk.r1cs); a partition's witness is packed (SnapWitness: public inputs and the free values of
-cuzk.snap.witness.free_values) and expanded by the program, on the proving backend (on a GPU it stays
+program, cuzk.r1cs); a partition's witness is packed (snap_witness: public inputs and the free values
+of cuzk.snap.witness.free_values) and expanded by the program, on the proving backend (on a GPU it stays
 there; the engine's GPU workers do the same, cuzk.engine.expansion). Parameters: the official file
 named by the registry's params_stem, else, with `allow_setup`, cuzk's own (cuzk.porep.params_cache:
 generated once, cached). A proof is one partition: 192 bytes, bellperson's encoding.
@@ -18,19 +18,17 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from cuzk import groth16
 from cuzk.backend import Backend, get_backend
 from cuzk.errors import InputError, ProofFormatError
-from cuzk.ff.fields import Fr
 from cuzk.groth16 import PROOF_BYTES, CompiledCircuit, Proof, VerifyingKey
 from cuzk.groth16.partition import prove_partition, verify_partition
-from cuzk.porep import program_witness
 from cuzk.porep.circuit import levels_from_paths
 from cuzk.porep.params_cache import LoadedParams, find_params, find_vk, load_or_generate
+from cuzk.porep.program_witness import FreeValuesWitness
 from cuzk.porep.trees import fr_from_le
 from cuzk.r1cs.pce import build
 from cuzk.r1cs.witness_program import compile_program, hint_matrices
@@ -42,19 +40,12 @@ from cuzk.snap.registry import RegisteredUpdateProof, get_update_proof
 from cuzk.snap.vanilla import PartitionProof, PublicInputs
 from cuzk.snap.witness import PartitionWitness, SnapShape, free_values
 
-__all__ = ["SnapWitness", "full_witness", "load_snap_circuit", "partition_witness", "prove_partition_snap",
-           "public_inputs", "read_proof", "snap_circuit", "snap_prove", "snap_shape", "snap_verify",
-           "synthesized_witness", "vanilla_of"]
+__all__ = ["load_snap_circuit", "partition_witness", "prove_partition_snap", "public_inputs", "read_proof",
+           "snap_circuit", "snap_prove", "snap_verify", "snap_witness", "synthesized_witness", "vanilla_of"]
 
 ProofName = RegisteredUpdateProof | int | str
 # one partition's vanilla proof: decoded, or its bincode bytes
 VanillaSource = PartitionProof | bytes | bytearray | memoryview
-
-
-def snap_shape(proof: ProofName) -> SnapShape:
-    """The partition circuit's shape of a registered update proof."""
-    p = get_update_proof(proof)
-    return SnapShape(p.nodes, p.tree_shape, p.partitions, p.challenges, p.apex_leaves, p.hs, p.h)
 
 
 @functools.cache
@@ -74,7 +65,7 @@ def load_snap_circuit(proof: ProofName, *, allow_setup: bool, progress: bool = F
     p = get_update_proof(proof)
     if not allow_setup:
         find_params(p.params_stem, allow_own=False)
-    circuit = snap_circuit(snap_shape(p))
+    circuit = snap_circuit(p.circuit_shape)
     return circuit, load_or_generate(p.params_stem, circuit, allow_setup=allow_setup, progress=progress, keep=keep)
 
 
@@ -119,7 +110,8 @@ def partition_witness(proof: ProofName, public: PublicInputs, vanilla: Partition
     snap_vanilla.verify_partition(p, public, vanilla)
     cps = vanilla.challenge_proofs
     r_old, d_new, r_new = ([getattr(cp, f) for cp in cps] for f in ("proof_r_old", "proof_d_new", "proof_r_new"))
-    above = d_new[0].siblings[p.apex_height + p.apex_bits:]
+    height = p.circuit_shape.tree_d_levels
+    above = d_new[0].siblings[height + p.circuit_shape.apex_bit_len:]
     leaves = lambda paths: fr_from_le(np.frombuffer(b"".join(q.leaf for q in paths), np.uint8))  # noqa: E731
     comm_r_old, comm_d_new, comm_r_new, comm_c = _ints((public.comm_r_old, public.comm_d_new, public.comm_r_new,
                                                         vanilla.comm_c))
@@ -128,32 +120,13 @@ def partition_witness(proof: ProofName, public: PublicInputs, vanilla: Partition
         fr_from_le(np.frombuffer(b"".join(vanilla.apex_leafs), np.uint8)).reshape(-1, 4),
         fr_from_le(np.frombuffer(b"".join(s[0] for s in above), np.uint8)).reshape(-1, 4),
         leaves(r_old), leaves(d_new), levels_from_paths(r_old), levels_from_paths(r_new),
-        levels_from_paths(d_new)[:p.apex_height])
+        levels_from_paths(d_new)[:height])
 
 
-@dataclass(frozen=True)
-class SnapWitness:
-    """One partition's packed witness (its public inputs and free values, cuzk.snap.witness.free_values)
-    from its checked PartitionWitness: a picklable callable (an engine runs it in a synthesis process),
-    which the circuit's witness program expands."""
-
-    shape: SnapShape
-    witness: PartitionWitness
-
-    @property
-    def inputs(self) -> list[int]:
-        """The public inputs after ONE: [k_and_h_select, comm_r_old, comm_d_new, comm_r_new]."""
-        return self.witness.public_inputs(self.shape)
-
-    def __call__(self) -> program_witness.PackedWitness:
-        plain, per = free_values(self.shape, self.witness)
-        return program_witness.PackedWitness(Fr.from_ints([1, *self.inputs]), plain, per)
-
-
-def full_witness(circuit: CompiledCircuit, shape: SnapShape, w: PartitionWitness, backend: Backend):
-    """The partition's full witness (ONE, inputs, aux; Montgomery Fr) by the circuit's witness program
-    (snap_circuit) from its SnapWitness; on a device backend it stays on the device."""
-    return program_witness.expand(circuit, [SnapWitness(shape, w)()], backend, host=backend.device is None)[0]
+def snap_witness(shape: SnapShape, w: PartitionWitness) -> FreeValuesWitness[SnapShape, PartitionWitness]:
+    """Partition w.k's packed witness from its checked PartitionWitness: its public inputs
+    ([k_and_h_select, comm_r_old, comm_d_new, comm_r_new]) and cuzk.snap.witness.free_values."""
+    return FreeValuesWitness(free_values, shape, w, tuple(w.public_inputs(shape)))
 
 
 def synthesized_witness(shape: SnapShape, w: PartitionWitness) -> np.ndarray:
@@ -176,7 +149,7 @@ def _prove(p: RegisteredUpdateProof, public: PublicInputs, w: PartitionWitness, 
     circuit, loaded = load_snap_circuit(p, allow_setup=allow_setup, progress=progress, keep=False)
     be = get_backend(backend) if isinstance(backend, str) else backend
     label = f"{p.name} (made with {loaded.files.describe()})"
-    full = full_witness(circuit, snap_shape(p), w, be)
+    full = snap_witness(p.circuit_shape, w).full(circuit, be)
     out = prove_partition(loaded.params, circuit, full, inputs, be, public.k, p.name)
     verify_partition(groth16.prepare_verifying_key(loaded.vk), inputs, out, public.k, label)
     return out.to_bytes()
@@ -197,7 +170,7 @@ def snap_prove(proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_ne
 def checked_partitions(proof: ProofName, comm_r_old: bytes, comm_r_new: bytes, comm_d_new: bytes,
                        vanilla_proofs: Sequence[VanillaSource] | str | bytes) -> list[tuple[PublicInputs, PartitionWitness]]:
     """Each partition's (public inputs, circuit witness), in order, every vanilla proof checked first
-    (partition_witness): what snap_prove proves and the engine's tasks carry (as SnapWitness)."""
+    (partition_witness): what snap_prove proves and the engine's tasks carry (as snap_witness)."""
     p = get_update_proof(proof)
     publics = [public_inputs(comm_r_old, comm_r_new, comm_d_new, k) for k in range(p.partitions)]
     vanilla = vanilla_of(p, vanilla_proofs)

@@ -5,23 +5,23 @@
 - constants (rust-fil-proofs `storage-proofs-update/src/constants.rs`): partition_count :65,
   challenge_count :78, apex_leaf_count :126, hs :98, h_default = hs[3], h_select = 1 << (first index
   of h in hs) :115. TreeD is binary SHA256; TreeR old / new have the PoRep tree_r_last shape.
-- challenge bits (`challenges.rs:10-140`): challenge_bit_len = log2(nodes), partition_bits =
-  log2(partitions), rb = challenge_bit_len - partition_bits random bits per challenge,
-  floor(254 / rb) challenges per Poseidon digest (Fr::CAPACITY = 254).
+- the bit sizes these fix (challenge, partition, random and apex bits, challenges per digest, h_select):
+  circuit_shape, a cuzk.snap.witness.SnapShape.
 - parameter stem (`vanilla.rs:78-87`, parameter_cache.rs): v28-empty-sector-update-merkletree-
   poseidon_hasher-{base}-{sub}-{top}-sha256("empty_sector_update::PublicParams{ sector_nodes: N }").
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 
 from cuzk.porep.registry import NODE_SIZE, SECTOR_SIZES
 from cuzk.snap.errors import UnknownUpdateProofError
+from cuzk.snap.witness import SnapShape
 from cuzk.util.jsonio import quote
 
 PARAMS_VERSION = 28
-FR_CAPACITY = 254
 _SMALL_HS, _HS = (1,) * 6, (7, 8, 9, 10, 11, 12)
 # sector size -> (partitions, challenges per partition, apex leaves per partition, hs)   (§B1)
 _CONSTANTS = {2 << 10: (1, 10, 8, _SMALL_HS), 8 << 20: (4, 10, 128, _HS), 512 << 20: (16, 86, 128, _HS),
@@ -50,45 +50,11 @@ class RegisteredUpdateProof:
         """h_default = hs[3]: how many high bits of a challenge select its rho."""
         return self.hs[3]
 
-    @property
-    def h_select(self) -> int:
-        """1 << (the first index of h in hs): the one-hot selector the circuit inputizes."""
-        return 1 << self.hs.index(self.h)
-
-    @property
-    def challenge_bits(self) -> int:
-        return self.nodes.bit_length() - 1
-
-    @property
-    def partition_bits(self) -> int:
-        return self.partitions.bit_length() - 1
-
-    @property
-    def random_bits(self) -> int:
-        """rb: the random bits of a challenge (the partition index fills the rest)."""
-        return self.challenge_bits - self.partition_bits
-
-    @property
-    def challenges_per_digest(self) -> int:
-        return FR_CAPACITY // self.random_bits
-
-    @property
-    def digests_per_partition(self) -> int:
-        return -(-self.challenges // self.challenges_per_digest)
-
-    @property
-    def apex_bits(self) -> int:
-        return self.apex_leaves.bit_length() - 1
-
-    @property
-    def apex_height(self) -> int:
-        """TreeD levels from a leaf up to its apex leaf: challenge_bits - partition_bits - apex_bits."""
-        return self.random_bits - self.apex_bits
-
-    @property
-    def k_and_h_select_base(self) -> int:
-        """h_select << partition_bits: public input 0 of partition k is this + k (circuit.rs:64)."""
-        return self.h_select << self.partition_bits
+    @functools.cached_property
+    def circuit_shape(self) -> SnapShape:
+        """The partition circuit's shape (cuzk.snap.witness.SnapShape), which derives its bit sizes."""
+        return SnapShape(self.nodes, self.tree_shape, self.partitions, self.challenges, self.apex_leaves, self.hs,
+                         self.h)
 
     @property
     def identifier(self) -> str:

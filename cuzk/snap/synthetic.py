@@ -121,8 +121,8 @@ def synthetic_update(proof: RegisteredUpdateProof | int | str, *, rng: np.random
     comm_r_new = poseidon2_bytes(comm_c, tree_r_new.root)
     prog.mark("TreeR new")
     ch = np.array([c for k in range(p.partitions) for c in partition_challenges(p, comm_r_new, k)], np.int64)
-    update = UpdatedSector(p, comm_c, comm_r_old, tree_r_old.sparse(ch), tree_d.sparse(ch, full=p.apex_height),
-                           tree_r_new.sparse(ch))
+    update = UpdatedSector(p, comm_c, comm_r_old, tree_r_old.sparse(ch),
+                           tree_d.sparse(ch, full=p.circuit_shape.tree_d_levels), tree_r_new.sparse(ch))
     vanilla = prove_all(update)
     prog.mark("vanilla proofs")
     return SyntheticUpdate(p, comm_c, comm_r_old, tree_d.root, comm_r_new, tuple(public_inputs(update)),

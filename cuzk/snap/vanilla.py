@@ -2,15 +2,16 @@
 §B6; rust-fil-proofs `storage-proofs-update/src/vanilla.rs:168-255` (PartitionProof, ChallengeProof),
 :485-590 (verify), `circuit.rs:64,85-92` (PublicInputs)).
 
-    PartitionProof = comm_c | apex_leafs (the apex_leaves TreeD nodes at height apex_height under
+    PartitionProof = comm_c | apex_leafs (the apex_leaves TreeD nodes at height tree_d_levels under
                      partition k's subtree) | challenge_proofs
     ChallengeProof = proof_r_old (TreeR old) | proof_d_new (TreeD, the full binary path) | proof_r_new
-    public inputs  = [k | h_select << partition_bits, comm_r_old, comm_d_new, comm_r_new]
-                     (2KiB: partition_bits = 0 and h_select = 1, so input 0 is 1)
+    public inputs  = [k | h_select << partition_bit_len, comm_r_old, comm_d_new, comm_r_new]
+                     (2KiB: partition_bit_len = 0 and h_select = 1, so input 0 is 1)
 Checks per challenge c: each path's index is c and its leaf hashes to its root; comm_r_old / comm_r_new
 = Poseidon-2(comm_c, root_r_old / root_r_new); TreeD's root is comm_d_new; leaf_r_new = leaf_r_old +
-leaf_d_new * rho(c_high); TreeD's node at apex_height is apex_leafs[(c >> apex_height) mod apex_leaves]
-and the apex tree's root is the path's node apex_bits levels higher.
+leaf_d_new * rho(c_high); TreeD's node at tree_d_levels is apex_leafs[(c >> tree_d_levels) mod apex_leaves]
+and the apex tree's root is the path's node apex_bit_len levels higher (sizes: the proof's
+circuit_shape, cuzk.snap.witness.SnapShape).
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ class PublicInputs:
     comm_r_new: bytes
 
     def k_and_h_select(self, p: RegisteredUpdateProof) -> int:
-        return self.k | p.k_and_h_select_base
+        return p.circuit_shape.k_and_h_select(self.k)
 
     def to_ints(self, p: RegisteredUpdateProof) -> list[int]:
         """The Groth16 public inputs after ONE: [k_and_h_select, comm_r_old, comm_d_new, comm_r_new]."""
@@ -72,7 +73,7 @@ def prove_partition(update: UpdatedSector, k: int) -> PartitionProof:
     if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < p.partitions:
         raise InputError(f"partition must be an int in [0, {p.partitions}), got {k!r}")
     ch = partition_challenges(p, update.comm_r_new, k)
-    apex = update.tree_d_new.values[p.apex_height][k * p.apex_leaves:(k + 1) * p.apex_leaves]
+    apex = update.tree_d_new.values[p.circuit_shape.tree_d_levels][k * p.apex_leaves:(k + 1) * p.apex_leaves]
     proofs = zip(update.tree_r_old.paths(ch), update.tree_d_new.paths(ch), update.tree_r_new.paths(ch))
     return PartitionProof(update.comm_c, tuple(a.tobytes() for a in apex),
                           tuple(ChallengeProof(*three) for three in proofs))
@@ -158,12 +159,13 @@ def _truncated(path: MerklePath, height: int) -> MerklePath:
 
 def _check_apex(p: RegisteredUpdateProof, k: int, proof: PartitionProof, ch: list[int]) -> None:
     paths = [cp.proof_d_new for cp in proof.challenge_proofs]
-    at_apex = _roots(k, "proof_d_new", [_truncated(q, p.apex_height) for q in paths])
-    top = _roots(k, "proof_d_new", [_truncated(q, p.apex_height + p.apex_bits) for q in paths])
+    height, apex_bits = p.circuit_shape.tree_d_levels, p.circuit_shape.apex_bit_len
+    at_apex = _roots(k, "proof_d_new", [_truncated(q, height) for q in paths])
+    top = _roots(k, "proof_d_new", [_truncated(q, height + apex_bits) for q in paths])
     leaves = np.frombuffer(b"".join(proof.apex_leafs), np.uint8).reshape(-1, 32)
     apex_root = MerkleTree.build(SHA256, leaves, binary_arities(p.apex_leaves)).root
     for n, (c, node, root) in enumerate(zip(ch, at_apex, top)):
-        slot = (c >> p.apex_height) % p.apex_leaves
+        slot = (c >> height) % p.apex_leaves
         if node != proof.apex_leafs[slot]:
             raise SnapVanillaProofError(k, n, f"apex_leafs[{slot}]", "is not the TreeD path's node at the apex")
         if root != apex_root:

@@ -27,8 +27,8 @@ H_SELECT_BITS = 6  # len(hs): every size has six candidate h values (constants.r
 class SnapShape:
     """What fixes an EmptySectorUpdate partition circuit (constants.rs): sector nodes (size / 32),
     TreeR shape (base, sub, top), partitions, challenges per partition, apex leaves per partition,
-    the candidate h values `hs` and the h in use (a cuzk.snap.registry.RegisteredUpdateProof's
-    fields: nodes, tree_shape, partitions, challenges, apex_leaves, hs, h)."""
+    the candidate h values `hs` and the h in use; and the sizes these derive (challenges.rs:10-140),
+    for the circuit and the host alike (a registered update proof's circuit_shape)."""
 
     nodes: int
     tree: tuple[int, int, int]

@@ -42,7 +42,8 @@ def test_one_task_whose_picklable_witness_packs_the_checked_partition(sectors, r
     assert list(task.inputs) == expected.public_inputs(proof.circuit_shape)
     packed = pickle.loads(pickle.dumps(task.synthesize))()
     assert np.array_equal(packed.inputs, Fr.from_ints([1, *task.inputs]))
-    assert np.array_equal(packed.block_free, free_values(proof.circuit_shape, expected))
+    plain, per = free_values(proof.circuit_shape, expected)
+    assert np.array_equal(packed.plain_free, plain) and np.array_equal(packed.block_free, per)
 
 
 def test_bad_vanilla_proofs_make_no_task(sectors, rand):

@@ -43,7 +43,7 @@ def test_a_task_per_partition_whose_picklable_witness_expands_to_the_checked_ful
     (task,) = snap_tasks(SNAP_2K, *comms, [write_partition_proof(v, SNAP_2K) for v in vanilla])
     public = proving.public_inputs(*comms, 0)
     assert list(task.inputs) == public.to_ints(SNAP_2K)
-    shape = proving.snap_shape(SNAP_2K)
+    shape = get_update_proof(SNAP_2K).circuit_shape
     expected = proving.synthesized_witness(shape, proving.partition_witness(SNAP_2K, public, vanilla[0]))
     packed = pickle.loads(pickle.dumps(task.synthesize))()
     assert isinstance(packed, PackedWitness)

@@ -148,8 +148,8 @@ def test_witness_program_expands_the_packed_witness(window):
     pce = build(cs)
     program = compile_program(pce, hint_matrices(cs, pce))
     assert pce.blocks.shape[0] == 1 and int(pce.blocks[0, 1]) == shape.sectors
-    free = free_values(shape, w)
-    assert free.shape == (2, 2 + 10 * (1 + 7 * 2), 4)
+    plain, free = free_values(shape, w)
+    assert plain.shape == (0, 4) and free.shape == (2, 2 + 10 * (1 + 7 * 2), 4)
     full = seed(pce, program, Fr.from_ints([1, *w.public_inputs(shape)])[None], np.zeros((1, 0, 4), np.uint64),
                 [free[None]])
     run_cpu(pce, program, full)

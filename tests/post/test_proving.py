@@ -12,6 +12,7 @@ from cuzk.errors import ProofFormatError
 from cuzk.ff.fields import Fr
 from cuzk.porep import params_cache
 from cuzk.porep.params_cache import OfficialParamsMissingError
+from cuzk.porep.program_witness import FreeValuesWitness
 from cuzk.porep.seal import seal
 from cuzk.post import proving
 from cuzk.post.bincode import write_sector_proof
@@ -19,8 +20,15 @@ from cuzk.post.checks import partition_public_inputs
 from cuzk.post.circuit import circuit
 from cuzk.post.errors import PoStInputError, PoStVanillaFormatError, PoStVanillaProofError
 from cuzk.post.registry import get_post_proof
+from cuzk.post.witness import free_values
 
 WINDOW, WINNING = "StackedDrgWindow2KiBV1_2", "StackedDrgWinning2KiBV1"
+
+
+def expanded(p, w, inputs):
+    """The partition's full witness by the circuit's witness program on the CPU backend."""
+    pack = FreeValuesWitness(free_values, p.circuit_shape, w, tuple(inputs))
+    return pack.full(proving.post_circuit(p.circuit_shape), get_backend("cpu"))
 
 
 def _rand32(rng) -> bytes:
@@ -63,8 +71,7 @@ def test_window_adapter_satisfies_the_circuit(sectors, rand):
     w = proving.partition_witness(p, rand, vanilla, 0)
     inputs = partition_public_inputs(p, rand, [(s.sector_id, s.comm_r) for s in sectors], 0)
     assert w.public_inputs(p.circuit_shape) == inputs and len(inputs) == 22
-    full = proving.full_witness(proving.post_circuit(p.circuit_shape), p.circuit_shape, w, inputs,
-                                get_backend("cpu"))
+    full = expanded(p, w, inputs)
     cs = circuit(p.circuit_shape)
     cs.assert_satisfied(full)
     assert np.array_equal(full, circuit(p.circuit_shape, w, mode="witness").witness())
@@ -81,8 +88,7 @@ def test_winning_adapter_unrolls_one_sector(sectors, rand):
     assert [c for s in w.sectors for c in s.challenges] == leaves
     inputs = partition_public_inputs(p, rand, [(20, sectors[1].comm_r)])
     assert w.public_inputs(p.circuit_shape) == inputs
-    full = proving.full_witness(proving.post_circuit(p.circuit_shape), p.circuit_shape, w, inputs,
-                                get_backend("cpu"))
+    full = expanded(p, w, inputs)
     circuit(p.circuit_shape).assert_satisfied(full)
 
 

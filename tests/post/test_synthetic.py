@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import cuzk
-from cuzk.backend import get_backend
 from cuzk.post import proving
 from cuzk.post.challenges import sector_challenges
 from cuzk.post.checks import partition_public_inputs, verify_window_partition, verify_winning
@@ -45,8 +44,7 @@ def test_2kib_passes_checks_and_satisfies_the_circuit(rng, name):
     w = proving.partition_witness(p, s.randomness, s.vanilla)
     inputs = partition_public_inputs(p, s.randomness, s.sectors)
     assert w.public_inputs(p.circuit_shape) == inputs
-    full = proving.full_witness(proving.post_circuit(p.circuit_shape), p.circuit_shape, w, inputs, get_backend("cpu"))
-    circuit(p.circuit_shape).assert_satisfied(full)
+    circuit(p.circuit_shape).assert_satisfied(test_proving.expanded(p, w, inputs))
 
 
 def test_seeded_and_partition_aware(rng):

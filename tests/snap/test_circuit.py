@@ -51,10 +51,7 @@ def test_counts_match_b5(size):
 
 @pytest.mark.parametrize("p", UPDATE_PROOFS.values(), ids=lambda p: p.name)
 def test_registered_sizes_have_b5_shapes(p):
-    shape = SnapShape(p.nodes, p.tree_shape, p.partitions, p.challenges, p.apex_leaves, p.hs, p.h)
-    assert shape == B5[p.name.removeprefix("StackedDrg").removesuffix("V1")][0]
-    assert (shape.digests, shape.tree_d_levels, shape.k_and_h_select(0)) == \
-        (p.digests_per_partition, p.apex_height, p.k_and_h_select_base)
+    assert p.circuit_shape == B5[p.name.removeprefix("StackedDrg").removesuffix("V1")][0]
 
 
 def test_shape_errors():
@@ -83,7 +80,7 @@ def _gr(first: np.ndarray, second: np.ndarray) -> np.ndarray:
 def updated_sector(rng, p, k: int = 0) -> tuple[SnapShape, PartitionWitness]:
     """A CC replica (random labels) updated with random data (§B3): new = old + data * rho(c >> (bits - h));
     partition k's shape and witness from the three trees."""
-    shape = SnapShape(p.nodes, p.tree_shape, p.partitions, p.challenges, p.apex_leaves, p.hs, p.h)
+    shape = p.circuit_shape
     n, a, depth = shape.nodes, shape.apex_leaves, shape.tree_d_levels
     old = Fr.random(n, rng)
     data = rng.integers(0, 256, (n, 32), dtype=np.uint8)

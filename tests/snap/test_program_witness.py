@@ -1,4 +1,4 @@
-"""The SnapDeals partition circuit's witness program (cuzk.snap.proving.snap_circuit, SnapWitness): at
+"""The SnapDeals partition circuit's witness program (cuzk.snap.proving.snap_circuit, snap_witness): at
 2KiB its expansion on the CPU backend equals the witness-mode synthesis bit for bit, on a seeded
 synthetic update (64 one-leaf blocks, and 8 blocks of 8) and on a real encoded update, and satisfies
 the PCE (A.w * B.w = C.w); the pack holds the free values the program names, at 8MiB too, where the
@@ -18,6 +18,7 @@ from cuzk.ff.fields import Fr
 from cuzk.porep import program_witness
 from cuzk.r1cs import first_unsatisfied
 from cuzk.snap import proving, synthetic
+from cuzk.snap.registry import get_update_proof
 from cuzk.snap.synthetic import synthetic_update
 from cuzk.snap.witness import free_values
 
@@ -33,9 +34,9 @@ def _witness(u, k: int):
 
 
 def _expanded_equals_synthesized(proof_name: str, w) -> np.ndarray:
-    shape = proving.snap_shape(proof_name)
+    shape = get_update_proof(proof_name).circuit_shape
     circuit = proving.snap_circuit(shape)
-    got = proving.full_witness(circuit, shape, w, get_backend("cpu"))
+    got = proving.snap_witness(shape, w).full(circuit, get_backend("cpu"))
     want = proving.synthesized_witness(shape, w)
     assert got.shape == want.shape == (circuit.num_columns, 4) and got.dtype == np.uint64
     np.testing.assert_array_equal(got, want)
@@ -47,7 +48,7 @@ def test_2kib_synthetic_expansion_is_the_synthesized_witness(rng, monkeypatch, m
     monkeypatch.setattr(synthetic, "MAX_BLOCKS", max_blocks)
     u = synthetic_update(NAME, rng=rng, progress=False)
     got = _expanded_equals_synthesized(NAME, _witness(u, 0))
-    pce = proving.snap_circuit(proving.snap_shape(NAME)).pce
+    pce = proving.snap_circuit(get_update_proof(NAME).circuit_shape).pce
     assert first_unsatisfied(*pce.to_csr(), got) is None
     assert Fr.to_ints(got[1:5]) == u.public[0].to_ints(u.proof)
 
@@ -61,13 +62,13 @@ def test_2kib_real_update_expansion_is_the_synthesized_witness(update):
 
 def test_the_pack_holds_the_programs_free_values(rng):
     """2KiB: 3 + 8 top-level values (no partition path), 33 per challenge; 8MiB: 3 + 128 + 2 + 2 and
-    95; the pack is the public inputs with ONE and free_values; SnapWitness pickles as a Task's
+    95; the pack is the public inputs with ONE and free_values; snap_witness pickles as a Task's
     witness does."""
     for name, top, per in ((NAME, 11, 33), ("StackedDrg8MiBV1", 135, 95)):
         u = synthetic_update(name, rng=rng, progress=False)
-        shape = proving.snap_shape(name)
+        shape = u.proof.circuit_shape
         k = shape.partitions - 1
-        sw = proving.SnapWitness(shape, _witness(u, k))
+        sw = proving.snap_witness(shape, _witness(u, k))
         pack = sw()
         program = proving.snap_circuit(shape).program
         assert program.num_free == (top, per)
@@ -80,8 +81,8 @@ def test_the_pack_holds_the_programs_free_values(rng):
 
 def test_a_pack_of_another_shape_is_refused(rng):
     u = synthetic_update(NAME, rng=rng, progress=False)
-    shape = proving.snap_shape(NAME)
-    pack = proving.SnapWitness(shape, _witness(u, 0))()
+    shape = u.proof.circuit_shape
+    pack = proving.snap_witness(shape, _witness(u, 0))()
     short = dataclasses.replace(pack, block_free=pack.block_free[:, :-1])
     with pytest.raises(InputError, match="do not fit"):
         program_witness.expand(proving.snap_circuit(shape), [short], get_backend("cpu"))
@@ -102,9 +103,9 @@ def test_cuda_expansion_is_the_cpu_expansion(rng, name):
     """Two partitions' packs expanded together on the cuda backend (left on the device, then copied)
     equal the CPU backend's expansion, limb for limb."""
     u = synthetic_update(name, rng=rng, progress=False)
-    shape = proving.snap_shape(name)
+    shape = u.proof.circuit_shape
     circuit = proving.snap_circuit(shape)
-    packs = [proving.SnapWitness(shape, _witness(u, k))() for k in (0, shape.partitions - 1)]
+    packs = [proving.snap_witness(shape, _witness(u, k))() for k in (0, shape.partitions - 1)]
     want = program_witness.expand(circuit, packs, get_backend("cpu"))
     got = program_witness.expand(circuit, packs, get_backend("cuda"), host=True)
     assert got.shape == want.shape

@@ -16,6 +16,7 @@ from cuzk.snap import proving
 from cuzk.snap.bincode import write_partition_proof, write_vproof_json
 from cuzk.snap.circuit import circuit
 from cuzk.snap.errors import SnapVanillaFormatError, SnapVanillaProofError
+from cuzk.snap.registry import get_update_proof
 from cuzk.snap.vanilla import prove_all
 
 from .sealed import sealed_and_encoded
@@ -46,7 +47,7 @@ def test_adapter_satisfies_the_circuit(update):
     """The witness adapted from a checked vanilla proof satisfies the circuit in witness mode; its
     public inputs are B4's from the commitments alone; the shape is the registry's."""
     u, vanilla = update
-    shape = proving.snap_shape(NAME)
+    shape = get_update_proof(NAME).circuit_shape
     public = proving.public_inputs(*_comms(u), 0)
     w = proving.partition_witness(NAME, public, vanilla[0])
     cs = circuit(shape, w, mode="witness")

@@ -14,7 +14,7 @@ STEMS = {  # ../shared/POST_SNAP.md §B7 (match rust-fil-proofs parameters.json)
 
 
 def test_constants_per_size():
-    got = {p.name: (p.partitions, p.challenges, p.apex_leaves, p.h, p.h_select, p.tree_shape)
+    got = {p.name: (p.partitions, p.challenges, p.apex_leaves, p.h, p.circuit_shape.h_select, p.tree_shape)
            for p in UPDATE_PROOFS.values()}
     assert got == {"StackedDrg2KiBV1": (1, 10, 8, 1, 1, (8, 0, 0)),
                    "StackedDrg8MiBV1": (4, 10, 128, 10, 8, (8, 0, 0)),
@@ -24,10 +24,10 @@ def test_constants_per_size():
 
 
 def test_derived_geometry():
-    p32 = get_update_proof("StackedDrg32GiBV1")
-    assert (p32.random_bits, p32.challenges_per_digest, p32.digests_per_partition, p32.apex_height) == (26, 9, 10, 19)
-    assert [get_update_proof(i).k_and_h_select_base for i in range(5)] == [1, 32, 128, 128, 128]
-    assert [get_update_proof(i).digests_per_partition for i in range(5)] == [1, 1, 8, 10, 10]  # §B5: 568 each
+    s32 = get_update_proof("StackedDrg32GiBV1").circuit_shape
+    assert (s32.random_bits, s32.challenges_per_digest, s32.digests, s32.tree_d_levels) == (26, 9, 10, 19)
+    assert [get_update_proof(i).circuit_shape.k_and_h_select(0) for i in range(5)] == [1, 32, 128, 128, 128]
+    assert [get_update_proof(i).circuit_shape.digests for i in range(5)] == [1, 1, 8, 10, 10]  # §B5: 568 each
 
 
 def test_params_stems():

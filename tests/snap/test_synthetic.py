@@ -38,7 +38,7 @@ def test_2kib_passes_the_checks_and_satisfies_the_circuit(rng, monkeypatch, max_
     root_old = u.vanilla[0].challenge_proofs[0].proof_r_old.root
     assert poseidon2_bytes(u.comm_c, root_old) == u.comm_r_old
     verify_partition(NAME, u.public[0], u.vanilla[0])
-    shape = proving.snap_shape(NAME)
+    shape = u.proof.circuit_shape
     w = proving.partition_witness(NAME, proving.public_inputs(*_comms(u), 0), u.vanilla[0])
     witness = proving.synthesized_witness(shape, w)
     circuit(shape).assert_satisfied(witness)
@@ -66,7 +66,7 @@ def test_tampering_is_refused(rng):
     cp = cps[n]
     cps[n] = dataclasses.replace(cp, proof_r_new=dataclasses.replace(cp.proof_r_new, leaf=cp.proof_r_old.leaf))
     assert _field_of(NAME, public, dataclasses.replace(v, challenge_proofs=tuple(cps))) == (0, n, "proof_r_new")
-    slot = (partition_challenges(u.proof, u.comm_r_new, 0)[0] >> u.proof.apex_height) % u.proof.apex_leaves
+    slot = (partition_challenges(u.proof, u.comm_r_new, 0)[0] >> u.proof.circuit_shape.tree_d_levels) % u.proof.apex_leaves
     apex = list(v.apex_leafs)
     apex[slot] = bytes(32)
     assert _field_of(NAME, public, dataclasses.replace(v, apex_leafs=tuple(apex))) == (0, 0, f"apex_leafs[{slot}]")
