@@ -35,10 +35,11 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -163,6 +164,19 @@ def load_or_generate(stem: str, circuit: AnyCircuit, *, allow_setup: bool = True
             _generate(own, official, circuit, digest, progress, rng)
         # read back like a cached file: the setup's in-memory vectors are not held while proving
         return LoadedParams(read_params(own.params, checked=False, keep=keep), read_vk(own.vk), own, True)
+
+
+C = TypeVar("C", bound=AnyCircuit)
+
+
+def circuit_and_params(stem: str, build: Callable[[], C], *, allow_setup: bool, progress: bool = False,
+                       keep: bool = True) -> tuple[C, LoadedParams]:
+    """build()'s circuit and its parameters (load_or_generate under `stem`); without `allow_setup` a
+    missing official file fails (OfficialParamsMissingError) before the circuit is built."""
+    if not allow_setup:
+        find_params(stem, allow_own=False)
+    circuit = build()
+    return circuit, load_or_generate(stem, circuit, allow_setup=allow_setup, progress=progress, keep=keep)
 
 
 class OfficialParamsMissingError(ParamsNotFoundError):

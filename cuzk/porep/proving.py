@@ -5,6 +5,7 @@ parameters (the official ones, or with `allow_setup` cuzk's own)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from cuzk.groth16 import CompiledCircuit
 from cuzk.porep import pce_cache, program_witness
 from cuzk.porep.c1 import C1Output
 from cuzk.porep.graph import SdrGraph
-from cuzk.porep.params_cache import LoadedParams, find_params, load_or_generate, porep_stem
+from cuzk.porep.params_cache import LoadedParams, circuit_and_params, porep_stem
 from cuzk.porep.public_inputs import partition_public_inputs
 from cuzk.porep.registry import RegisteredProof
 
@@ -53,13 +54,11 @@ def partition_witnesses(c1: C1Output, inputs: list[tuple[int, ...]]) -> list[Por
 def load_circuit(proof: RegisteredProof, *, allow_setup: bool, progress: bool = False,
                  keep: bool = True) -> tuple[CompiledCircuit, LoadedParams]:
     """The partition circuit of a registered seal proof (its PCE with its witness program, built on
-    first use) and its parameters (params_cache.load_or_generate; `keep`: decoded vectors kept).
+    first use) and its parameters (params_cache.circuit_and_params; `keep`: decoded vectors kept).
     Without `allow_setup` a missing official file fails before the circuit is built."""
-    stem = porep_stem(proof.sector_size)
-    if not allow_setup:
-        find_params(stem, allow_own=False)
-    circuit = program_witness.compiled(proof.name, progress)
-    return circuit, load_or_generate(stem, circuit, allow_setup=allow_setup, progress=progress, keep=keep)
+    build = partial(program_witness.compiled, proof.name, progress)
+    return circuit_and_params(porep_stem(proof.sector_size), build, allow_setup=allow_setup, progress=progress,
+                              keep=keep)
 
 
 def circuit_identity(proof: RegisteredProof) -> tuple[str, Path, str]:

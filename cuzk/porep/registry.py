@@ -5,8 +5,9 @@ Mirrors rust-filecoin-proofs-api `src/registry.rs` and rust-fil-proofs `filecoin
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from cuzk.errors import InputError
 from cuzk.util.jsonio import describe, quote
@@ -15,6 +16,7 @@ NODE_SIZE = 32
 BASE_DEGREE = 6
 EXP_DEGREE = 8
 DEGREE = BASE_DEGREE + EXP_DEGREE
+T = TypeVar("T")
 
 
 class ApiVersion(enum.Enum):
@@ -136,6 +138,21 @@ def get_proof(key: int | str | RegisteredProof) -> RegisteredProof:
     found = PROOFS.get(key) if isinstance(key, int) else BY_NAME.get(key)
     if found is None:
         raise InputError(f"unknown registered seal proof {quote(key)}")
+    return found
+
+
+def lookup(key: object, entry: type[T], by_id: Mapping[int, T], by_name: Mapping[str, T], what: str,
+           error: type[InputError]) -> T:
+    """The registry entry `key` names: an `entry` passed through, else the one of that id (an int, not
+    a bool) or name; `error` naming `what` for a key of another type or an unknown one (PoSt's and
+    SnapDeals' registries)."""
+    if isinstance(key, entry):
+        return key
+    if isinstance(key, bool) or not isinstance(key, (int, str)):
+        raise error(f"a {what} is an id or a name, got {type(key).__name__}")
+    found = by_id.get(key) if isinstance(key, int) else by_name.get(key)
+    if found is None:
+        raise error(f"unknown {what} {quote(key)}")
     return found
 
 

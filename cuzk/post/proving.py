@@ -23,7 +23,7 @@ from cuzk.backend import Backend, get_backend
 from cuzk.errors import ProofFormatError
 from cuzk.groth16 import PROOF_BYTES, CompiledCircuit, Proof, VerifyingKey
 from cuzk.groth16.partition import prove_partition, verify_partition
-from cuzk.porep.params_cache import LoadedParams, find_params, find_vk, load_or_generate
+from cuzk.porep.params_cache import LoadedParams, circuit_and_params, find_vk
 from cuzk.porep.program_witness import FreeValuesWitness
 from cuzk.porep.seal import Sector
 from cuzk.post.bincode import read_sector_proof
@@ -58,14 +58,12 @@ def post_circuit(shape: PostShape) -> CompiledCircuit:
 
 def load_post_circuit(proof: ProofName, *, allow_setup: bool, progress: bool = False,
                       keep: bool = True) -> tuple[CompiledCircuit, LoadedParams]:
-    """The partition circuit of a registered PoSt proof and its parameters (params_cache.load_or_generate
-    under the registry's params_stem). Without `allow_setup` a missing official file fails
-    (OfficialParamsMissingError) before the circuit is built."""
+    """The partition circuit of a registered PoSt proof and its parameters (params_cache.circuit_and_params
+    under the registry's params_stem: without `allow_setup` a missing official file fails before the
+    circuit is built)."""
     p = get_post_proof(proof)
-    if not allow_setup:
-        find_params(p.params_stem, allow_own=False)
-    circuit = post_circuit(p.circuit_shape)
-    return circuit, load_or_generate(p.params_stem, circuit, allow_setup=allow_setup, progress=progress, keep=keep)
+    return circuit_and_params(p.params_stem, functools.partial(post_circuit, p.circuit_shape),
+                              allow_setup=allow_setup, progress=progress, keep=keep)
 
 
 def vanilla_of(proof: ProofName, randomness: bytes, sectors: Sequence[SectorSource],

@@ -20,10 +20,9 @@ import enum
 import hashlib
 from dataclasses import dataclass
 
-from cuzk.porep.registry import NODE_SIZE, SECTOR_SIZES, ApiVersion
+from cuzk.porep.registry import NODE_SIZE, SECTOR_SIZES, ApiVersion, lookup
 from cuzk.post.errors import UnknownPoStProofError
 from cuzk.post.witness import PostShape
-from cuzk.util.jsonio import quote
 
 WINNING_POST_CHALLENGE_COUNT = 66
 WINNING_POST_SECTOR_COUNT = 1
@@ -110,11 +109,4 @@ BY_NAME: dict[str, RegisteredPoStProof] = ({p.go_name: p for p in POST_PROOFS.va
 
 def get_post_proof(key: int | str | RegisteredPoStProof) -> RegisteredPoStProof:
     """A registered PoSt proof by curio's id (0..14), by Rust or Go name, or passed through."""
-    if isinstance(key, RegisteredPoStProof):
-        return key
-    if isinstance(key, bool) or not isinstance(key, (int, str)):
-        raise UnknownPoStProofError(f"a registered PoSt proof is an id or a name, got {type(key).__name__}")
-    found = POST_PROOFS.get(key) if isinstance(key, int) else BY_NAME.get(key)
-    if found is None:
-        raise UnknownPoStProofError(f"unknown registered PoSt proof {quote(key)}")
-    return found
+    return lookup(key, RegisteredPoStProof, POST_PROOFS, BY_NAME, "registered PoSt proof", UnknownPoStProofError)

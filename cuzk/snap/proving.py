@@ -27,7 +27,7 @@ from cuzk.errors import InputError, ProofFormatError
 from cuzk.groth16 import PROOF_BYTES, CompiledCircuit, Proof, VerifyingKey
 from cuzk.groth16.partition import prove_partition, verify_partition
 from cuzk.porep.circuit import levels_from_paths
-from cuzk.porep.params_cache import LoadedParams, find_params, find_vk, load_or_generate
+from cuzk.porep.params_cache import LoadedParams, circuit_and_params, find_vk
 from cuzk.porep.program_witness import FreeValuesWitness
 from cuzk.porep.trees import fr_from_le
 from cuzk.r1cs.pce import build
@@ -59,14 +59,12 @@ def snap_circuit(shape: SnapShape) -> CompiledCircuit:
 
 def load_snap_circuit(proof: ProofName, *, allow_setup: bool, progress: bool = False,
                       keep: bool = True) -> tuple[CompiledCircuit, LoadedParams]:
-    """The partition circuit of a registered update proof and its parameters (params_cache under the
-    registry's params_stem). Without `allow_setup` a missing official file fails
-    (OfficialParamsMissingError) before the circuit is built."""
+    """The partition circuit of a registered update proof and its parameters (params_cache.circuit_and_params
+    under the registry's params_stem: without `allow_setup` a missing official file fails before the
+    circuit is built)."""
     p = get_update_proof(proof)
-    if not allow_setup:
-        find_params(p.params_stem, allow_own=False)
-    circuit = snap_circuit(p.circuit_shape)
-    return circuit, load_or_generate(p.params_stem, circuit, allow_setup=allow_setup, progress=progress, keep=keep)
+    return circuit_and_params(p.params_stem, functools.partial(snap_circuit, p.circuit_shape),
+                              allow_setup=allow_setup, progress=progress, keep=keep)
 
 
 def public_inputs(comm_r_old: bytes, comm_r_new: bytes, comm_d_new: bytes, k: int) -> PublicInputs:

@@ -16,7 +16,7 @@ import functools
 import hashlib
 from dataclasses import dataclass
 
-from cuzk.porep.registry import NODE_SIZE, SECTOR_SIZES
+from cuzk.porep.registry import NODE_SIZE, SECTOR_SIZES, lookup
 from cuzk.snap.errors import UnknownUpdateProofError
 from cuzk.snap.witness import SnapShape
 from cuzk.util.jsonio import quote
@@ -84,14 +84,8 @@ BY_SIZE: dict[int, RegisteredUpdateProof] = {p.sector_size: p for p in UPDATE_PR
 
 def get_update_proof(key: int | str | RegisteredUpdateProof) -> RegisteredUpdateProof:
     """A registered update proof by id (0..4), name ("StackedDrg32GiBV1") or passed through."""
-    if isinstance(key, RegisteredUpdateProof):
-        return key
-    if isinstance(key, bool) or not isinstance(key, (int, str)):
-        raise UnknownUpdateProofError(f"a registered update proof is an id or a name, got {type(key).__name__}")
-    found = UPDATE_PROOFS.get(key) if isinstance(key, int) else BY_NAME.get(key)
-    if found is None:
-        raise UnknownUpdateProofError(f"unknown registered update proof {quote(key)}")
-    return found
+    return lookup(key, RegisteredUpdateProof, UPDATE_PROOFS, BY_NAME, "registered update proof",
+                  UnknownUpdateProofError)
 
 
 def update_proof_for_size(sector_size: int) -> RegisteredUpdateProof:
