@@ -4,6 +4,7 @@ the same key, and its tasks; and the tests' helpers (the provers' configuration,
 for a condition)."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -12,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cuzk.engine.config import EngineConfig, GpuConfig, MemoryConfig, PipelineConfig
+from bench import cluster as bench_cluster
+from cuzk.engine.config import EngineConfig, MemoryConfig, SrsConfig
 from cuzk.engine.jobs import CircuitSpec, Task
 from cuzk.groth16 import as_circuit, setup
 from cuzk.porep.params_cache import LoadedParams, ParamsFiles
@@ -25,10 +27,9 @@ TESTS = Path(__file__).resolve().parents[1]
 
 
 def prover_config() -> EngineConfig:
-    """One synthesis process and one GPU-worker thread per prover: 2 slots."""
-    return EngineConfig(gpus=GpuConfig(gpu_workers_per_device=1),
-                        pipeline=PipelineConfig(max_parallel_synthesis=1, gpu_queue_depth=1),
-                        memory=MemoryConfig(admission_timeout_s=60))
+    """bench.cluster's prover (one synthesis process and one GPU-worker thread: 2 slots), waiting at
+    most 60 s for room in a memory budget and making no parameters of its own."""
+    return dataclasses.replace(bench_cluster.config(), memory=MemoryConfig(admission_timeout_s=60), srs=SrsConfig())
 
 
 def until(condition: Callable[[], object], timeout: float, what: str, step: float = 0.1):
