@@ -30,7 +30,7 @@ from cuzk.engine.accounting import SYNTHESIS_GUESS_FACTOR, engine_host_bytes, wi
 from cuzk.engine.budget import MemoryBudget, host_limit
 from cuzk.engine.config import EngineConfig
 from cuzk.engine.expansion import expand_batch, run_rehearsal
-from cuzk.engine.together import planned_host_bytes, proves_together, prove_items
+from cuzk.engine.together import outranked, planned_host_bytes, proves_together, prove_items
 from cuzk.engine.jobs import (CircuitSpec, DeviceFaultError, Job, JobCancelledError, Priority, Task)
 from cuzk.engine.placement import (Device, Item, batch, batch_cap, device_fault, device_faults, packed, place,
                                    reserve_for, serves, share, take_stranded)
@@ -425,9 +425,8 @@ class Engine:
             return batch(self._gpu_queue, head, min(cap, share(self._devices, dev, head, self._gpu_queue)) - 1)
 
     def _host_threads(self) -> None:
-        """A GPU worker's or finisher's thread: numba's parallel loops there (the host witness, the
-        proof's assembly, verification) use gpus.gpu_threads threads (0: numba's default). numba's
-        thread count belongs to each thread."""
+        """A GPU worker's or finisher's thread: numba's parallel loops there (the host witness, the proof's
+        assembly, verification) use gpus.gpu_threads threads (0: numba's default; it is per thread)."""
         if self.config.gpus.gpu_threads:
             numba_threads(self.config.gpus.gpu_threads)
 
@@ -447,8 +446,7 @@ class Engine:
                     for item in batch:
                         if not item.job.done and item.job.partition_state[item.k] != "done" \
                                 and all(item is not b for b in back):
-                            back.append(item)
-                            self._hand_back(item, dev)
+                            self._hand_back(item, dev, back)
                 else:
                     for item in batch:
                         if all(item is not b for b in back):
@@ -474,7 +472,7 @@ class Engine:
         for item in live:
             item.job.partition_state[item.k] = "proving"
             self._event(item.job, item.k, "gpu_start", device=dev.name)
-        if len(live) > 1 and proves_together(dev.plans.get(live[0].res.key)) and self._prove_together(live, dev):
+        if len(live) > 1 and proves_together(dev.plans.get(live[0].res.key)) and self._prove_together(live, dev, back):
             return
         try:
             witnesses = expand_batch(live, dev, self._witness_host) if packed(live[0]) else [live[0].witness]
@@ -486,8 +484,7 @@ class Engine:
             if isinstance(w, BaseException) and device_fault(w):
                 self._fault(dev, w)
             if dev.fault is not None and not item.job.done:
-                back.append(item)
-                self._hand_back(item, dev)
+                self._hand_back(item, dev, back)
                 continue
             if isinstance(w, BaseException):
                 item.job.fail(w)
@@ -499,8 +496,7 @@ class Engine:
                         item.job.fail(e)
                     else:
                         self._fault(dev, e)
-                        back.append(item)
-                        self._hand_back(item, dev)
+                        self._hand_back(item, dev, back)
                         continue
             if not isinstance(w, np.ndarray):  # a host witness (maybe a row of the batch's) goes with the batch
                 self._release(item)
@@ -510,8 +506,10 @@ class Engine:
         log.error("engine: device %s faulted", dev.name, exc_info=error)
         self.mark_bad(dev.name, f"{type(error).__name__}: {error}")
 
-    def _hand_back(self, item: Item, dev: Device) -> None:
-        """Return an item that `dev` could not prove to the GPU queue, for the other devices."""
+    def _hand_back(self, item: Item, dev: Device, back: list[Item]) -> None:
+        """Return an item that `dev` did not prove to the GPU queue (for any device) and add it to `back`
+        (its worker's items handed back, which it no longer releases)."""
+        back.append(item)
         self._event(item.job, item.k, "synthesis_end", device=dev.name, fault=dev.fault)
         self._enqueue(item)
 
@@ -521,12 +519,12 @@ class Engine:
         self._proved(item, prove_partition(item.res.params.params, item.res.circuit, w, x, dev.backend, item.k,
                                            item.job.id), dev)
 
-    def _prove_together(self, live: list[Item], dev: Device) -> bool:
-        """Prove a batch's items together (cuzk.engine.together); False, each item then proved alone by
-        the caller, when that fails for a reason other than the device (it finds the item at fault)."""
+    def _prove_together(self, live: list[Item], dev: Device, back: list[Item]) -> bool:
+        """Prove a batch's items together (cuzk.engine.together; those after a higher-priority item came go
+        back to the queue, and to `back`); False when that fails for a reason other than the device."""
         try:
-            proofs = prove_items(live, dev, self._witness_host)
-        except Exception as e:  # noqa: BLE001 - a device fault goes to the worker; else each alone finds the one at fault
+            proofs = prove_items(live, dev, self._witness_host, lambda: outranked(self._gpu_queue, live[0].priority))
+        except Exception as e:  # noqa: BLE001 - a device fault goes to the worker; else each alone finds the bad one
             if device_fault(e):
                 raise
             log.warning("engine: %d partitions proved together failed (%s); proving each alone", len(live), e)
@@ -534,6 +532,8 @@ class Engine:
         for item, proof in zip(live, proofs):
             self._proved(item, proof, dev)
             self._release(item)
+        for item in live[len(proofs):]:
+            self._hand_back(item, dev, back)
         return True
 
     def _proved(self, item: Item, proof: Proof, dev: Device) -> None:
@@ -580,8 +580,7 @@ class Engine:
         "loading" (their circuit still loading), "pending" (waiting for a slot and their RAM),
         "synthesis" (admitted, waiting for a process), "gpu" (waiting for a GPU worker); host
         ({"total_bytes", "reserved_bytes"}); devices (`devices`, with the backend's memory_stats: on
-        CUDA its VRAM total, used, reserved, budget, cap and pool);
-        resident and loading (circuit keys)."""
+        CUDA its VRAM total, used, reserved, budget, cap and pool); resident and loading (circuit keys)."""
         configured = self.config.pipeline.max_parallel_synthesis
         with self._cond:
             synthesizing = self._synthesizing

@@ -2,10 +2,13 @@
 device's VRAM plan streams part of the key from host memory (VramPlan.prove_batch > 1), the partitions
 of a batch share each streamed chunk's crossing. Each item's witness is expanded alone when its turn
 comes (its timings witness.{k}), so that one witness is on the device at a time; between the quotients
-and the MSMs each waits in host memory with its H coefficients."""
+and the MSMs each waits in host memory with its H coefficients. A batch ends early when an item of a
+higher priority comes to wait (a WinningPoSt waits for the quotient in progress and the MSMs of the
+partitions before it, not for the whole batch)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from cuzk.engine.accounting import witness_bytes
@@ -29,10 +32,18 @@ def planned_host_bytes(plan: Any, circuit: AnyCircuit) -> int:
     return w + (32 * circuit.domain_size if together else 0)
 
 
-def prove_items(items: list[Item], dev: Device, host: Any = None) -> list[Proof]:
+def outranked(queue: list[Item], priority: int) -> bool:
+    """Whether an item of a higher priority than `priority` waits in the GPU queue (a heap)."""
+    first = min(queue, default=None)  # the queue's lock not held: a snapshot is enough
+    return first is not None and first.priority < priority
+
+
+def prove_items(items: list[Item], dev: Device, host: Any = None,
+                stop: Callable[[], bool] | None = None) -> list[Proof]:
     """The proofs of a batch of one circuit's items on `dev`, in order (prove_partitions checks each
     witness's public inputs and a.b = c, naming the partition); `host`: the backend that expands
-    witnesses when pipeline.gpu_witness is off."""
+    witnesses when pipeline.gpu_witness is off; `stop`, asked before each item after the first, ends
+    the batch there (the proofs of the items before it only)."""
     res = items[0].res
     to_host = witness_on_host(dev, res.key)
 
@@ -46,4 +57,4 @@ def prove_items(items: list[Item], dev: Device, host: Any = None) -> list[Proof]
 
     inputs = [list(item.job.tasks[item.k].inputs) for item in items]
     return prove_partitions(res.params.params, res.circuit, [witness(item) for item in items], inputs, dev.backend,
-                            [item.k for item in items], "/".join(dict.fromkeys(item.job.id for item in items)))
+                            [item.k for item in items], "/".join(dict.fromkeys(item.job.id for item in items)), stop)

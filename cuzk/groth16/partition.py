@@ -4,7 +4,7 @@ evaluations a.b = c) and its proof must verify before anyone gets it. Errors nam
 `label` (a job id, or nothing)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cuzk.backend.base import Backend
@@ -34,9 +34,11 @@ def prove_partition(params: Any, circuit: AnyCircuit, w: Any, inputs: Sequence[i
 
 
 def prove_partitions(params: Any, circuit: AnyCircuit, witnesses: Sequence[Any], inputs: Sequence[Sequence[int]],
-                     backend: Backend, ks: Sequence[int], label: str = "") -> list[Proof]:
+                     backend: Backend, ks: Sequence[int], label: str = "",
+                     stop: Callable[[], bool] | None = None) -> list[Proof]:
     """prove_partition for several partitions of one circuit at once (prove_many: each key vector's
-    MSMs of all of them together); a witness may be a callable that makes it when its turn comes."""
+    MSMs of all of them together); a witness may be a callable that makes it when its turn comes;
+    `stop` may end the batch early (prove_many): the proofs of the first partitions only."""
     current = [ks[0]]
 
     def checked(w: Any, x: Sequence[int], k: int):
@@ -48,7 +50,8 @@ def prove_partitions(params: Any, circuit: AnyCircuit, witnesses: Sequence[Any],
         return make
 
     try:
-        return prove_many(params, circuit, [checked(*args) for args in zip(witnesses, inputs, ks)], backend, check=True)
+        return prove_many(params, circuit, [checked(*args) for args in zip(witnesses, inputs, ks)], backend, check=True,
+                          stop=stop)
     except UnsatisfiedConstraintError as e:
         raise UnsatisfiedConstraintError(e.index, _where(label, current[0])) from None
 

@@ -47,14 +47,16 @@ def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | No
 
 
 def prove_many(params, r1cs, witnesses: Sequence[Any], backend: Backend | None = None,
-               rng: np.random.Generator | None = None, check: bool = False) -> list[Proof]:
+               rng: np.random.Generator | None = None, check: bool = False,
+               stop: Callable[[], bool] | None = None) -> list[Proof]:
     """The proofs of several witnesses of one circuit under one key, in order (each witness as `prove`
     takes it, or a callable that makes it, called when its turn comes). Each witness's quotient runs in
     turn; with more than one, its MSM scalars (H and the witness) then wait in host memory, so that one
     witness's vectors are on the device at a time; then each key vector's MSMs of every witness run
     together (Backend.msm_sets: bases that stream from host memory cross once for all of them). r and s
     are drawn from `rng` proof by proof (the proofs equal `prove`'s, one after another, from the same
-    rng). Every proof carries the batch's timings."""
+    rng). Every proof carries the batch's timings. `stop`, asked before each witness after the first:
+    True ends the batch there, and only the proofs of the witnesses before it are returned."""
     start = time.perf_counter()
     backend = backend or get_backend("auto")
     stage = StageTimer("prove", logger=log)
@@ -63,11 +65,13 @@ def prove_many(params, r1cs, witnesses: Sequence[Any], backend: Backend | None =
     k, n = circuit.num_inputs, circuit.domain_size
     _check_params(params.vk, params.lengths(), circuit)
     parked: list[tuple[Any, Any]] = []  # (H's coefficients, the witness) of each
-    for source in witnesses:
+    for i, source in enumerate(witnesses):
+        if i and stop is not None and stop():
+            break
         with stage("inputs"):
             w = _witness(circuit, source() if callable(source) else source)
         h = _quotient_of(circuit, w, backend, check, stage)
-        parked.append((to_host(h), to_host(w)) if len(witnesses) > 1 else (h, w))
+        parked.append((to_host(h), to_host(w)) if len(witnesses) > 1 else (h, w))  # stop: 1 proof or more
         del h, w
     with stage("msm_h"):
         h_sums = _msm_sets(backend, G1, params.h, [h for h, _ in parked], sparse=False)

@@ -5,6 +5,9 @@ together, Backend.msm_sets); every proof verifies; a bad partition fails only it
 CPU backend standing in for a capped GPU: its plan_vram gives the plan a cap would."""
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from cuzk import groth16
@@ -12,7 +15,7 @@ from cuzk.backend.cpu import CpuBackend
 from cuzk.backend.cuda.vram_plan import VECTORS, VramPlan
 from cuzk.engine import EngineConfig, MemoryBudget
 from cuzk.engine.config import GpuConfig, MemoryConfig, PipelineConfig
-from cuzk.engine.engine import Engine
+from cuzk.engine.engine import Engine, Priority
 from cuzk.engine.together import planned_host_bytes
 from engine.test_batch import (bad_and_good, batch_sizes, gated, packed_tasks, program_spec, queue_behind_a_busy_worker,
                                wait_released)
@@ -21,7 +24,16 @@ TOGETHER = 3
 
 
 class Streaming(CpuBackend):
-    """A CPU backend whose VRAM plan streams every key vector, as a tight cap's would."""
+    """A CPU backend whose VRAM plan streams every key vector, as a tight cap's would; its witness
+    expansions wait while `expanding` is clear."""
+
+    def __init__(self) -> None:
+        self.expanding = threading.Event()
+        self.expanding.set()
+
+    def run_witness_program(self, pce, program, w) -> None:
+        assert self.expanding.wait(60)
+        super().run_witness_program(pce, program, w)
 
     def plan_vram(self, circuit, vectors, witness_batch):
         return VramPlan(cap=16 << 30, usable=14 << 30, quotient="offload", tables={}, streamed=tuple(VECTORS),
@@ -68,6 +80,36 @@ def test_a_bad_partition_fails_only_its_job(engine, gate):
     good = bad_and_good(engine, gate, 13)
     assert len(set(totals(good))) == 2  # not one prove_many
     assert batch_sizes(good) == [1, 1]
+
+
+def test_a_higher_priority_item_ends_a_batch_early(engine, gate):
+    """A WinningPoSt item queued while a batch of three runs: the batch ends after the partition in
+    progress, the WinningPoSt proof is made next, then the other two, together; every proof verifies."""
+    device = engine._devices[0].backend
+    (porep,) = queue_behind_a_busy_worker(engine, gate, packed_tasks(21, 3))
+    device.expanding.clear()  # the batch's first expansion waits
+    gate.let(None)
+    wait_state(porep, 0, "proving")
+    winning = engine.submit(program_spec(), packed_tasks(22, 1), priority=Priority.WINNING_POST)
+    wait_state(winning, 0, "gpu_queue")
+    device.expanding.set()
+    res = engine.preload(porep.spec)
+    for job in (porep, winning):
+        proof = job.result(timeout=600)
+        for k, task in enumerate(job.tasks):
+            assert groth16.verify(res.pvk, list(task.inputs), groth16.Proof.from_bytes(proof[192 * k:192 * (k + 1)]))
+    ends = {(ev["job"], ev["partition"]): ev["t"] for ev in engine.timeline if ev["event"] == "gpu_end"}
+    assert ends[porep.id, 0] < ends[winning.id, 0] < ends[porep.id, 1]
+    first, *rest = totals(porep)
+    assert rest[0] == rest[1] != first  # the two handed back, proved together
+    wait_released(engine)
+
+
+def wait_state(job, k: int, state: str) -> None:
+    deadline = time.monotonic() + 60
+    while job.partition_state[k] != state:
+        assert time.monotonic() < deadline and not job.done, job.partition_state
+        time.sleep(0.01)
 
 
 def test_parked_partitions_count_in_host_memory():
