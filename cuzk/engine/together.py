@@ -25,11 +25,12 @@ def proves_together(plan: Any) -> bool:
 
 def planned_host_bytes(plan: Any, circuit: AnyCircuit) -> int:
     """Host bytes one item of `circuit` takes under a device's VRAM plan: its witness where the plan
-    keeps witnesses in host memory, with its H coefficients (32 x domain size) where partitions are
-    proved together (both wait there for the batch's MSMs); 0 otherwise."""
-    together = proves_together(plan)
-    w = witness_bytes(circuit) if together or getattr(plan, "witness_on_host", False) else 0
-    return w + (32 * circuit.domain_size if together else 0)
+    keeps witnesses in host memory; where partitions are proved together, its witness, its H
+    coefficients (32 x domain size) and the scalars of its A and B MSMs gathered from the witness (at
+    most another witness), all waiting there for the batch's MSMs; 0 otherwise."""
+    if proves_together(plan):
+        return 2 * witness_bytes(circuit) + 32 * circuit.domain_size
+    return witness_bytes(circuit) if getattr(plan, "witness_on_host", False) else 0
 
 
 def outranked(queue: list[Item], priority: int) -> bool:

@@ -115,6 +115,6 @@ def wait_state(job, k: int, state: str) -> None:
 def test_parked_partitions_count_in_host_memory():
     circuit = type("C", (), {"num_inputs": 2, "num_aux": 998, "domain_size": 1024})()
     plan = Streaming().plan_vram(circuit, {}, 4)
-    assert planned_host_bytes(plan, circuit) == 32 * 1000 + 32 * 1024  # its witness and its H coefficients
+    assert planned_host_bytes(plan, circuit) == 2 * 32 * 1000 + 32 * 1024  # witness, A and B scalars, H
     assert planned_host_bytes(Streaming().plan_vram(circuit, {}, 1), circuit) == 0
     assert planned_host_bytes(None, circuit) == 0
