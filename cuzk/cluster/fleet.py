@@ -4,6 +4,7 @@ what its last heartbeat said. No Ray here: the front (cuzk.cluster.front) drives
 A member's states, and what moves it:
 
     starting --created--> warming --warm--> ready <--heartbeat--> unresponsive
+    warming, ready --a warm failed (its engine's error)--> failing --warmed again, with backoff--> ready
         any --its node or actor died--> dead;  ready --its actor restarted--> warming
 
 Only a ready member takes work (cuzk.cluster.placement)."""
@@ -14,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-STATES = ("starting", "warming", "ready", "unresponsive", "dead")
+STATES = ("starting", "warming", "ready", "unresponsive", "failing", "dead")
 
 
 @dataclass
@@ -40,6 +41,9 @@ class Member:
     health: dict[str, Any] = field(default_factory=dict)
     reason: str = ""
     warming: bool = False  # a warm call is out: the member returns to "warming", not "ready", when it answers
+    warm_failures: int = 0  # warm calls failed in a row with its engine's error: "failing" until one succeeds
+    warm_error: str = ""  # the last one's reason
+    retry_at: float = 0.0  # time.monotonic() of its next warm while failing
 
     def move(self, state: str, reason: str = "") -> bool:
         """Enter `state` (since now) unless in it already; False when nothing changed."""
@@ -49,6 +53,12 @@ class Member:
             return False
         self.state, self.since, self.reason = state, time.time(), reason
         return True
+
+    def answering(self) -> tuple[str, str]:
+        """The state, and its reason, of an unresponsive member that answers again."""
+        if self.warm_failures:
+            return "failing", self.warm_error
+        return ("warming" if self.warming else "ready"), ""
 
     @property
     def host_free_bytes(self) -> int | None:

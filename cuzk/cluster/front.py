@@ -6,21 +6,25 @@ of a Ray cluster, one per GPU (cuzk.cluster.prover). The daemon runs it in place
     with ClusterEngine(config, ClusterOptions("auto")) as fleet:
         proof = fleet.submit_porep(c1).result()
 
-Two threads and callbacks: the dispatcher places the most urgent partition (Priority, FIFO within
+Three threads and callbacks: the dispatcher places the most urgent partition (Priority, FIFO within
 one) on a member (cuzk.cluster.placement) as soon as one takes work; each call's outcome lands in a
 callback (a proof completes its partition once; a lost prover puts the partition back in the queue,
 to be proved elsewhere, up to max_attempts tries; a job that ends withdraws its partitions still on
 provers); the monitor, every heartbeat_s, starts a prover on each GPU of every new node and warms it
 with the fleet's working set before it takes work, asks each member for its health, flags one whose
-answer is stale_after_s late, and marks the members of a node Ray reports dead."""
+answer is stale_after_s late, marks the members of a node Ray reports dead, and warms again, with
+backoff, a member whose warm failed with its engine's error (a circuit it cannot load: "failing"
+meanwhile); the calls thread makes the Ray calls a callback asks for (a callback may run on Ray
+Client's data thread, which must not wait on Ray: a ClientObjectRef waits there for its id)."""
 from __future__ import annotations
 
 import heapq
 import itertools
 import logging
+import queue
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
@@ -47,7 +51,8 @@ class RemoteProofError(CuzkError, RuntimeError):
 @dataclass(frozen=True)
 class ClusterOptions:
     """address: the Ray cluster (ray_fleet.connect); resource: the node resource a prover claims one
-    unit of ("GPU", or a custom one for CPU provers); backend: the provers' ("auto", "cuda", "cpu")."""
+    unit of ("GPU", or a custom one for CPU provers); backend: the provers' ("auto", "cuda", "cpu");
+    a member whose warm failed is warmed again after warm_retry_s, doubling up to warm_retry_max_s."""
 
     address: str = "auto"
     resource: str = "GPU"
@@ -56,6 +61,8 @@ class ClusterOptions:
     stale_after_s: float = 15.0
     max_attempts: int = 3
     ready_timeout_s: float = 120.0
+    warm_retry_s: float = 5.0
+    warm_retry_max_s: float = 300.0
 
 
 @dataclass(order=True)
@@ -89,10 +96,12 @@ class ClusterEngine:
         self._seq = itertools.count()
         self._job_ids = itertools.count(1)
         self._health: dict[str, tuple[float, Future]] = {}  # member key -> (asked at, answer)
+        self._calls: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
         self._closed = False
         self._watch()
         self._threads = [threading.Thread(target=self._dispatch, name="cuzk-cluster-dispatch", daemon=True),
-                         threading.Thread(target=self._monitor, name="cuzk-cluster-monitor", daemon=True)]
+                         threading.Thread(target=self._monitor, name="cuzk-cluster-monitor", daemon=True),
+                         threading.Thread(target=self._call, name="cuzk-cluster-calls", daemon=True)]
         for t in self._threads:
             t.start()
 
@@ -111,7 +120,7 @@ class ClusterEngine:
             for item in items:
                 heapq.heappush(self._pending, item)
             self.fleet.lock.notify_all()
-        job.add_done_callback(lambda _: self._withdraw(items))
+        job.add_done_callback(lambda _: self._later(partial(self._withdraw, items)))
         return job
 
     def submit_porep(self, c1: C1Output, priority: Priority = Priority.POREP, job_id: str | None = None,
@@ -123,7 +132,7 @@ class ClusterEngine:
 
     def warm(self, spec: CircuitSpec) -> list[str]:
         """Make `spec`'s circuit resident on every ready member (and on each that joins later); the
-        members that hold it."""
+        members that hold it. One that cannot load it (its engine's error) is failing until it can."""
         with self.fleet.lock:
             self._circuits[spec.key] = spec
             self._preloaded.add(spec.key)
@@ -135,7 +144,9 @@ class ClusterEngine:
                 self._heard(member, answer.result())
                 holding.append(member.key)
             except Exception as e:  # noqa: BLE001 - a member lost while warming is the monitor's to mark
-                log.warning("cluster: %s could not warm %s: %s", member.key, spec.key, e)
+                log.warning("cluster: %s could not warm %s: %s", member.key, spec.key, ray_fleet.described(e))
+                if not ray_fleet.lost(e):
+                    self._warm_failed(member, e)
         return holding
 
     preload = warm
@@ -209,6 +220,7 @@ class ClusterEngine:
             for item in self._pending:
                 item.job.cancel()
             self.fleet.lock.notify_all()
+        self._calls.put(None)
         for t in self._threads:
             t.join()
 
@@ -260,6 +272,17 @@ class ClusterEngine:
             member.in_flight -= 1
             item.member = None
             self.fleet.lock.notify_all()
+
+    def _later(self, call: Callable[[], object]) -> None:
+        """Have the calls thread run `call` (one that calls Ray), in order."""
+        self._calls.put(call)
+
+    def _call(self) -> None:
+        while (call := self._calls.get()) is not None:
+            try:
+                call()
+            except Exception:  # noqa: BLE001 - the thread must outlive a failed call (Ray unreachable)
+                log.exception("cluster: a call to the provers failed")
 
     def _withdraw(self, items: list[_Item]) -> None:
         """A job ended: its partitions still on provers (its proof done elsewhere, or the job cancelled
@@ -364,6 +387,10 @@ class ClusterEngine:
             elif now - asked[0] > self.options.stale_after_s and member.state != "unresponsive":
                 self.fleet.move(member, "unresponsive", f"no heartbeat for {now - asked[0]:.0f} s")
                 log.error("cluster: %s on %s stopped answering", member.key, member.host)
+        for member in self.fleet.live():
+            if member.state == "failing" and not member.warming and now >= member.retry_at:
+                log.info("cluster: %s warms again (try %d)", member.key, member.warm_failures + 1)
+                self._warm(member)
 
     def _join(self, node: ray_fleet.NodeSlots, index: int) -> None:
         """Start (or find, after a front restart) the prover of GPU `index` of `node`, and warm it."""
@@ -375,11 +402,14 @@ class ClusterEngine:
         self._warm(member)
 
     def _warm(self, member: Member) -> None:
+        """Mark `member` warming (a failing member stays failing: it takes work once a warm succeeds)
+        and have the calls thread send it the working set to load."""
         with self.fleet.lock:
             specs = self._working_set()
             member.warming = True
-            member.move("warming", f"loading {len(specs)} circuit(s)")
-        member.actor.warm.remote(specs).future().add_done_callback(partial(self._warmed, member))
+            if member.state != "failing":
+                member.move("warming", f"loading {len(specs)} circuit(s)")
+        self._later(lambda: member.actor.warm.remote(specs).future().add_done_callback(partial(self._warmed, member)))
 
     def _working_set(self) -> list[CircuitSpec]:
         """What a joining member warms: the circuits warm() asked for and those a ready member holds
@@ -392,12 +422,34 @@ class ClusterEngine:
         try:
             health = answer.result()
         except Exception as e:  # noqa: BLE001
-            self.fleet.move(member, "dead" if not ray_fleet.lost(e) else "unresponsive", f"warming failed: {e}")
-            log.error("cluster: %s could not warm: %s", member.key, e)
+            log.error("cluster: %s could not warm: %s", member.key, ray_fleet.described(e))
+            if ray_fleet.lost(e):
+                self.fleet.move(member, "unresponsive", f"lost while warming: {type(e).__name__}")
+            else:
+                self._warm_failed(member, e)
             return
         self._heard(member, health)
-        self.fleet.move(member, "ready")
+        with self.fleet.lock:
+            member.warm_failures, member.warm_error = 0, ""
+            member.move("ready")
+            self.fleet.lock.notify_all()
         log.info("cluster: %s is ready (%s)", member.key, ", ".join(health["resident"]) or "no circuit yet")
+
+    def _warm_failed(self, member: Member, error: BaseException) -> None:
+        """A warm call failed with `member`'s engine's error (a circuit it cannot load, its parameter
+        files missing): it takes no work ("failing", the error its reason) and the monitor warms it
+        again after warm_retry_s, doubling each time up to warm_retry_max_s."""
+        with self.fleet.lock:
+            if member.state == "dead":
+                return
+            member.warm_failures += 1
+            wait = min(self.options.warm_retry_s * 2 ** (member.warm_failures - 1), self.options.warm_retry_max_s)
+            member.retry_at = time.monotonic() + wait
+            member.warm_error = (f"warming failed ({member.warm_failures} time(s); next try in {wait:g} s): "
+                                 f"{ray_fleet.described(error)}")
+            member.move("failing")
+            member.reason = member.warm_error
+            self.fleet.lock.notify_all()
 
     def _answered(self, member: Member, answer: Future) -> None:
         try:
@@ -412,7 +464,7 @@ class ClusterEngine:
             log.warning("cluster: %s restarted (pid %s); warming it again", member.key, health["pid"])
             self._warm(member)
         elif member.state == "unresponsive":
-            self.fleet.move(member, "warming" if member.warming else "ready")
+            self.fleet.move(member, *member.answering())
             log.info("cluster: %s answers again", member.key)
 
     def _heard(self, member: Member, health: dict[str, Any]) -> bool:

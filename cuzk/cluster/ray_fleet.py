@@ -16,6 +16,7 @@ NAMESPACE = "cuzk"
 # calls a prover serves at once beyond its partitions: health, warm, evict
 CONTROL_CALLS = 4
 PROBE_TIMEOUT_S = 5.0  # Ray itself retries an unreachable address without end
+CLIENT_INIT_TRIES = 3  # a Ray Client server at times fails to start a client's session (ray#63202)
 
 
 class ClusterUnavailableError(CuzkError, ConnectionError):
@@ -56,15 +57,30 @@ def probe(address: str) -> None:
 
 def connect(address: str) -> None:
     """Join the Ray cluster at `address` ("auto": the one this host belongs to, "HOST:PORT" its GCS,
-    "ray://HOST:PORT" through Ray Client) as a driver in cuzk's namespace, unless joined already."""
+    "ray://HOST:PORT" through Ray Client) as a driver in cuzk's namespace, unless joined already. A
+    Ray Client session the server failed to start is asked for again, up to CLIENT_INIT_TRIES times."""
     ray = ray_module()
     if ray.is_initialized():
         return
     probe(address)
-    try:
-        ray.init(address=address, namespace=NAMESPACE, logging_level=logging.WARNING, log_to_driver=False)
-    except (ConnectionError, RuntimeError, ValueError) as e:
-        raise ClusterUnavailableError(f"--cluster {address}: cannot join the Ray cluster: {e}") from None
+    tries = CLIENT_INIT_TRIES if address.startswith("ray://") else 1
+    for attempt in range(1, tries + 1):
+        try:
+            ray.init(address=address, namespace=NAMESPACE, logging_level=logging.WARNING, log_to_driver=False)
+            return
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            if not isinstance(e, ConnectionAbortedError) or attempt == tries:
+                raise ClusterUnavailableError(f"--cluster {address}: cannot join the Ray cluster: "
+                                              f"{one_line(e)}") from None
+            log.warning("cluster %s: the Ray Client server could not start this session (try %d of %d); again",
+                        address, attempt, tries)
+
+
+def one_line(error: BaseException) -> str:
+    """An error's message on one line: its first line, and its last where it runs on (Ray Client's
+    errors carry the server's traceback; the last line names the cause)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return " ".join(lines[:1] + lines[-1:] if len(lines) > 1 else lines)
 
 
 def alive_nodes(resource: str) -> tuple[list[NodeSlots], set[str]]:
@@ -104,3 +120,14 @@ def lost(error: BaseException) -> bool:
     from ray import exceptions
 
     return isinstance(error, exceptions.RayError) and not isinstance(error, exceptions.RayTaskError)
+
+
+def described(error: BaseException) -> str:
+    """A call's error as "Type: message": for one the prover raised, its own (a RayTaskError's cause),
+    not Ray's wrapper with the remote traceback."""
+    ray_module()
+    from ray import exceptions
+
+    if isinstance(error, exceptions.RayTaskError) and error.cause is not None:
+        error = error.cause
+    return f"{type(error).__name__}: {one_line(error)}"

@@ -4,8 +4,10 @@ prefers the members holding the circuit; a WinningPoSt-priority job overtakes qu
 SIGKILLed mid-partition (its raylet and workers) costs nothing: the job completes once, verified, and
 the fleet shows the node dead within 30 s; a node that joins warms before it takes work; a prover
 process killed by the host is restarted by Ray, warmed and used again; a prover that stops answering
-(SIGSTOP) is flagged within 30 s and taken back when it answers again; a cancelled job's partitions
-are dropped on the provers too."""
+(SIGSTOP) is flagged within 30 s and taken back when it answers again; provers that cannot load a
+circuit warmed on the fleet (its parameter files missing) are failing, with the reason, and warmed
+again with backoff until they can, then ready and proving it; a cancelled job's partitions are dropped
+on the provers too."""
 from __future__ import annotations
 
 import os
@@ -126,6 +128,23 @@ def test_a_prover_that_stops_answering_is_flagged_then_taken_back(front):
         os.kill(member.pid, signal.SIGCONT)
     until(lambda: member.state == "ready", 30, "the prover back")
     assert member.restarts == restarts and member.last_heartbeat > time.time() - 5  # the same process
+
+
+def test_provers_that_cannot_warm_a_circuit_are_failing_until_they_can(front, tmp_path):
+    flag = tmp_path / "params"
+    spec = work.spec_once_there(f"params-later-{time.time_ns()}", flag)
+    members = [m for m in front.fleet.members() if m.state == "ready"]
+    assert front.warm(spec) == []
+    until(lambda: all(m.state == "failing" and m.warm_failures >= 2 for m in members), 20,
+          "every member failing, warmed again")  # the conftest front retries after 0.5 s, then 1 s, 2 s
+    rows = [r for r in front.stats()["fleet"]["members"] if r["state"] != "dead"]
+    assert all(f"ParamsNotFoundError: no parameter file {flag}" in r["reason"] for r in rows), rows
+    flag.touch()
+    until(lambda: all(m.state == "ready" and spec.key in m.resident for m in members), 10, "every member ready")
+    assert all(m.warm_failures == 0 and m.reason == "" for m in members)
+    job = front.submit(spec, work.tasks(1000, 1))
+    verified(job, job.result(timeout=60))
+    assert front.evict(spec.key)
 
 
 def test_a_cancelled_jobs_partitions_are_dropped_on_the_provers(front):

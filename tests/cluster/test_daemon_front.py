@@ -2,7 +2,9 @@
 WindowPoSt jobs (2KiB, two sectors sealed by cuzk, cuzk's own parameters) submitted over curio's gRPC
 contract are proved on the fleet and verify; /status and /metrics show every member and `cuzk fleet
 status` prints them; the front SIGKILLed with jobs in flight and started again finds the same warm
-provers and resumes the jobs from its journal: every one completes and verifies."""
+provers and resumes the jobs from its journal: every one completes and verifies. A front in another
+process, joined through Ray Client (ray://, the head's client server), proves on the same provers, and
+again after one of them is SIGKILLed and restarted (cluster.client_front)."""
 from __future__ import annotations
 
 import json
@@ -23,6 +25,12 @@ from service.test_run import CLI, daemon, free_port, get, ready
 
 sectors, rand, window_vanilla = test_proving.sectors, test_proving.rand, test_post_daemon.window_vanilla
 pytestmark = pytest.mark.usefixtures("cluster")
+
+
+@pytest.fixture(scope="module")
+def client_port() -> int:
+    """The head's Ray Client server (conftest): this module's front in another process joins through it."""
+    return free_port()
 
 
 def front(tmp_path, cluster, port: int) -> subprocess.Popen:
@@ -82,3 +90,11 @@ def test_the_daemon_fronts_the_fleet_and_resumes_after_a_sigkill(tmp_path, clust
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0, proc.stderr.read()
+
+
+def test_a_front_joined_through_ray_client_proves_and_rewarms_a_restarted_prover(cluster, client_port):
+    run = subprocess.run([sys.executable, "-m", "cluster.client_front", f"ray://127.0.0.1:{client_port}"],
+                         capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr[-4000:]
+    seen = json.loads(run.stdout.splitlines()[-1])
+    assert seen["ready"] and seen["restarts"] == 1 and seen["state"] == "ready" and seen["proofs"] == 4, seen

@@ -1,7 +1,7 @@
 """What the cluster tests prove, importable by the provers' Ray workers (tests/ is on their
 PYTHONPATH): engine.circuits' small circuit with parameters from a fixed seed, so every prover loads
-the same key, and its tasks; and the tests' helpers (the provers' configuration, a prover node, waiting
-for a condition)."""
+the same key, and its tasks (and a spec of it whose parameters are found only once a file exists);
+and the tests' helpers (the provers' configuration, a prover node, waiting for a condition)."""
 from __future__ import annotations
 
 import dataclasses
@@ -16,6 +16,7 @@ import pytest
 from bench import cluster as bench_cluster
 from cuzk.engine.config import EngineConfig, MemoryConfig, SrsConfig
 from cuzk.engine.jobs import CircuitSpec, Task
+from cuzk.errors import ParamsNotFoundError
 from cuzk.groth16 import as_circuit, setup
 from cuzk.porep.params_cache import LoadedParams, ParamsFiles
 from engine import circuits
@@ -62,3 +63,15 @@ def tasks(first: int, n: int, delay: float = 0.0) -> list[Task]:
     """n partitions of distinct inputs, each synthesis taking at least `delay` seconds."""
     values = [[first + 10 * k + i for i in range(WIDTH)] for k in range(n)]
     return [Task(functools.partial(circuits.witness, v, delay), v) for v in values]
+
+
+def load_once_there(flag: Path):
+    """load_small once the file `flag` exists; before, ParamsNotFoundError (a host without the
+    circuit's parameter files)."""
+    if not flag.exists():
+        raise ParamsNotFoundError(f"no parameter file {flag}")
+    return load_small()
+
+
+def spec_once_there(key: str, flag: Path) -> CircuitSpec:
+    return CircuitSpec(key, functools.partial(load_once_there, flag))
