@@ -1,15 +1,19 @@
-"""The PCE of a partition circuit: build (record + template arrays), file size, load, and the
-evaluation a, b, c = A w, B w, C w on the CPU (numba, every core) and on the GPU, each checked
-equal to the CPU's; the flat CSR evaluation of the same circuit is the side-by-side peer where it
-fits in memory (2KiB, 8MiB).
+"""The PCE of a partition circuit (PoRep, PoSt or SnapDeals): build (record + template arrays +
+witness program), its cache file, its load, and the evaluation a, b, c = A w, B w, C w on the CPU
+(numba, every core) and on the GPU, each checked equal to the CPU's; the flat CSR evaluation of the
+same circuit is the side-by-side peer where it fits in memory (2KiB, 8MiB).
 
-    python -m bench.pce --proof StackedDrg2KiBV1_1 [--backends cpu,cuda] [--reps 5] [--no-flat] [--out DIR]
+    python -m bench.pce --proof StackedDrg2KiBV1_1 [--kind porep|post|snap] [--backends cpu,cuda] [--reps 5]
+                        [--no-flat] [--no-eval] [--out DIR]
 
-The witness is random canonical Fr (evaluation cost does not depend on the values). On the GPU,
-`ms` is the three evaluation kernels with the witness and the results on the device (where the GPU
-witness and the quotient keep them); `host_io_ms` is one backend.evaluate_pce call from and to host
-memory, `upload_ms` the first call (the circuit's arrays go to the device then), `check_ms` the
-first_unsatisfied kernel on the device results. Peak RSS is the process's maximum so far.
+`--proof` takes what `cuzk pce build` does (cuzk.cli.pce.cached_circuit). The file is the cache's
+(cuzk.porep.circuit_cache: PCE, witness program, arrays SHA-256) in a temporary parameter directory;
+`pce_load` times CachedCircuit.load finding it there. The witness is random canonical Fr (evaluation
+cost does not depend on the values). On the GPU, `ms` is the three evaluation kernels with the
+witness and the results on the device (where the GPU witness and the quotient keep them);
+`host_io_ms` is one backend.evaluate_pce call from and to host memory, `upload_ms` the first call
+(the circuit's arrays go to the device then), `check_ms` the first_unsatisfied kernel on the device
+results. Peak RSS is the process's maximum so far.
 """
 from __future__ import annotations
 
@@ -18,17 +22,18 @@ import os
 import statistics
 import tempfile
 import time
-from pathlib import Path
+from unittest import mock
 
 import numba
 import numpy as np
 
 from bench.common import device_name, event_times_ms, peak_rss_gib, print_table, record
 from cuzk.backend.cpu import CpuBackend
-from cuzk.porep import pce_cache
-from cuzk.porep.circuit import circuit
-from cuzk.r1cs.pce import PCE, build
-from cuzk.r1cs.pce_file import read_pce, write_pce
+from cuzk.cli.pce import KINDS, cached_circuit
+from cuzk.porep.circuit_cache import file_arrays
+from cuzk.r1cs.pce import build
+from cuzk.r1cs.pce_file import write_pce
+from cuzk.r1cs.witness_program import compile_program, hint_matrices
 
 
 def random_witness(columns: int, seed: int = 1) -> np.ndarray:
@@ -51,52 +56,57 @@ def timed(fn, reps: int) -> tuple[float, object]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--proof", default="StackedDrg2KiBV1_1")
+    ap.add_argument("--proof", default="StackedDrg2KiBV1_1", help="a registered seal, PoSt or update proof")
+    ap.add_argument("--kind", choices=list(KINDS), help="the registry --proof is in, where two hold it")
     ap.add_argument("--backends", default="cpu")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--no-flat", action="store_true", help="skip the flat CSR peer (it needs ~200 B per non-zero)")
+    ap.add_argument("--no-eval", action="store_true", help="build and load only (no evaluation rows)")
     ap.add_argument("--out", default=None, help="results directory (default bench/results)")
     args = ap.parse_args()
     backends = args.backends.split(",")
     cpu_name = device_name("cpu") + (" (the H200 host)" if "cuda" in backends else "")
-    shape = pce_cache.shape_of(args.proof)
+    cached = cached_circuit(args.proof, args.kind)
+    load_avg = round(os.getloadavg()[0], 2)  # the machine's other work as the run starts
     rows: list[dict] = []
 
     t = time.perf_counter()
-    cs = circuit(shape)
+    cs = cached.synthesize()
     record_ms = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     pce = build(cs)
     build_ms = (time.perf_counter() - t) * 1e3
-    flat = None if args.no_flat else cs.to_csr()
+    t = time.perf_counter()
+    program = compile_program(pce, hint_matrices(cs, pce))
+    program_ms = (time.perf_counter() - t) * 1e3
+    flat = None if args.no_flat or args.no_eval else cs.to_csr()
     del cs
     m = pce.num_constraints
-    base = {"backend": "cpu", "device": cpu_name, "n": m, "threads": numba.get_num_threads(), "proof": args.proof}
-    rows.append({**base, "bench": "pce_build", "ms": round(record_ms + build_ms, 1), "stat": "min",
-                 "record_ms": round(record_ms, 1), "build_ms": round(build_ms, 1), "bytes": pce.nbytes,
-                 "peak_rss_gib": peak_rss_gib(),
-                 "note": "one run: the circuit recorded in constraints mode, then its template arrays"})
+    arrays = file_arrays(pce, program)
+    base = {"backend": "cpu", "device": cpu_name, "n": m, "threads": numba.get_num_threads(), "proof": args.proof,
+            "shape": cached.identity["shape"], "load_avg_1m": load_avg}
+    rows.append({**base, "bench": "pce_build", "ms": round(record_ms + build_ms + program_ms, 1), "stat": "min",
+                 "record_ms": round(record_ms, 1), "build_ms": round(build_ms, 1), "program_ms": round(program_ms, 1),
+                 "bytes": sum(a.nbytes for a in arrays.values()), "peak_rss_gib": peak_rss_gib(),
+                 "note": "one run: the circuit recorded in constraints mode, its template arrays, then its witness "
+                         "program (what the cache builds; bytes: the arrays)"})
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path, ident = Path(tmp) / "bench.pce", pce_cache.identity(args.proof)
-        arrays = pce.to_arrays()
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.dict(os.environ, {"FIL_PROOFS_PARAMETER_CACHE": tmp}):
         t = time.perf_counter()
-        write_pce(path, ident, {**arrays, pce_cache.SHA256_SECTION: pce_cache.digest_section(arrays)})
+        write_pce(cached.path, cached.identity, arrays)
         write_ms = (time.perf_counter() - t) * 1e3
-        size = path.stat().st_size
-
-        def load() -> PCE:
-            loaded = read_pce(path, ident)
-            loaded.pop(pce_cache.SHA256_SECTION)
-            return PCE.from_arrays(loaded)
-
-        load_ms, loaded = timed(load, args.reps)
-    assert all(np.array_equal(x, y) for x, y in zip(loaded.to_arrays().values(), arrays.values()))
-    del loaded
+        size = cached.path.stat().st_size
+        load_ms, (loaded, loaded_program) = timed(lambda: cached.load(progress=False), args.reps)
+    assert all(np.array_equal(x, y) for x, y in zip(loaded.to_arrays().values(), pce.to_arrays().values()))
+    assert all(np.array_equal(x, y) for x, y in zip(loaded_program.to_arrays().values(), program.to_arrays().values()))
+    del loaded, loaded_program, arrays
     rows.append({**base, "bench": "pce_load", "ms": round(load_ms, 1), "stat": "median", "bytes": size,
                  "write_ms": round(write_ms, 1), "peak_rss_gib": peak_rss_gib(),
-                 "note": f"read + section checksums + PCE.from_arrays checks, {args.reps} runs, file in the page "
-                         "cache (written just before)"})
+                 "note": f"CachedCircuit.load of the cache file: read + section checksums + PCE and witness program "
+                         f"from_arrays checks, {args.reps} runs, file in the page cache (written just before)"})
+    if args.no_eval:
+        _report(rows, args.out)
+        return
 
     w = random_witness(pce.shape[1])
     cpu = CpuBackend()
@@ -148,10 +158,15 @@ def main() -> None:
                      "note": f"3 template-form kernels, witness and a, b, c on the device (CUDA events), {args.reps} "
                              "runs; equal to the CPU's; peak_vram_gib: device memory in use after the runs"})
 
+    _report(rows, args.out)
+
+
+def _report(rows: list[dict], out: str | None) -> None:
+    """Print the rows as a table and append them to the results."""
     print_table(rows, [("bench", "bench", "s"), ("backend", "backend", "s"), ("n", "rows", "d"), ("ms", "ms", ".2f"),
                        ("peer_ms", "peer ms", ".1f"), ("bytes", "bytes", "d"), ("host_io_ms", "host io ms", ".1f"),
                        ("peak_rss_gib", "rss GiB", ".2f")])
-    for path in record(rows, "pce", args.out):
+    for path in record(rows, "pce", out):
         print(f"recorded in {path}")
 
 

@@ -6,12 +6,13 @@ verified before it is returned.
     proofs = cuzk.snap_prove("StackedDrg2KiBV1", comm_r_old, comm_r_new, comm_d_new, vanilla, allow_setup=True)
     assert cuzk.snap_verify("StackedDrg2KiBV1", comm_r_old, comm_r_new, comm_d_new, proofs)
 
-The circuit is synthesized in constraint mode once per process and compiled (its PCE and witness
-program, cuzk.r1cs); a partition's witness is packed (snap_witness: public inputs and the free values
-of cuzk.snap.witness.free_values) and expanded by the program, on the proving backend (on a GPU it stays
-there; the engine's GPU workers do the same, cuzk.engine.expansion). Parameters: the official file
-named by the registry's params_stem, else, with `allow_setup`, cuzk's own (cuzk.porep.params_cache:
-generated once, cached). A proof is one partition: 192 bytes, bellperson's encoding.
+The circuit is compiled (its PCE and witness program, cuzk.r1cs) once and cached on disk
+(cuzk.snap.pce_cache), then loaded once per process; a partition's witness is packed (snap_witness:
+public inputs and the free values of cuzk.snap.witness.free_values) and expanded by the program, on
+the proving backend (on a GPU it stays there; the engine's GPU workers do the same,
+cuzk.engine.expansion). Parameters: the official file named by the registry's params_stem, else,
+with `allow_setup`, cuzk's own (cuzk.porep.params_cache: generated once, cached). A proof is one
+partition: 192 bytes, bellperson's encoding.
 """
 from __future__ import annotations
 
@@ -30,8 +31,7 @@ from cuzk.porep.circuit import levels_from_paths
 from cuzk.porep.params_cache import LoadedParams, circuit_and_params, find_vk
 from cuzk.porep.program_witness import FreeValuesWitness
 from cuzk.porep.trees import fr_from_le
-from cuzk.r1cs.pce import build
-from cuzk.r1cs.witness_program import compile_program, hint_matrices
+from cuzk.snap import pce_cache
 from cuzk.snap import vanilla as snap_vanilla
 from cuzk.snap.bincode import read_partition_proof, read_vproof_json
 from cuzk.snap.circuit import circuit as snap_constraints
@@ -48,13 +48,11 @@ ProofName = RegisteredUpdateProof | int | str
 VanillaSource = PartitionProof | bytes | bytearray | memoryview
 
 
-@functools.cache
-def snap_circuit(shape: SnapShape) -> CompiledCircuit:
-    """The partition circuit of `shape` as its PCE with its witness program (from the recorded constraint
-    system and its hints; kept for the process)."""
-    cs = snap_constraints(shape)
-    pce = build(cs)
-    return CompiledCircuit(pce, compile_program(pce, hint_matrices(cs, pce)))
+def snap_circuit(shape: SnapShape, progress: bool = False) -> CompiledCircuit:
+    """The partition circuit of `shape` as its PCE with its witness program: read from its cache file
+    (cuzk.snap.pce_cache), built and written there when missing or stale (saying so on stderr when
+    `progress`); kept for the process."""
+    return pce_cache.cached(shape).kept(progress=progress)
 
 
 def load_snap_circuit(proof: ProofName, *, allow_setup: bool, progress: bool = False,
@@ -63,7 +61,7 @@ def load_snap_circuit(proof: ProofName, *, allow_setup: bool, progress: bool = F
     under the registry's params_stem: without `allow_setup` a missing official file fails before the
     circuit is built)."""
     p = get_update_proof(proof)
-    return circuit_and_params(p.params_stem, functools.partial(snap_circuit, p.circuit_shape),
+    return circuit_and_params(p.params_stem, functools.partial(snap_circuit, p.circuit_shape, progress),
                               allow_setup=allow_setup, progress=progress, keep=keep)
 
 
