@@ -1,4 +1,4 @@
-"""Checks of fallback PoSt vanilla proofs, WinningPoSt unrolling, partition padding and public inputs.
+"""Checks of fallback PoSt vanilla proofs, partition padding and public inputs.
 
 As rust-fil-proofs `storage-proofs-post/src/fallback/vanilla.rs` `verify_all_partitions` (run by
 filecoin-proofs before proving, `api/post_util.rs:209-212, 334-337`): per sector comm_r =
@@ -19,29 +19,31 @@ from cuzk.porep.trees import MerklePath, compute_roots, fr_from_le, fr_to_le, po
 from cuzk.post.challenges import challenge_index, check_bytes32, leaf_challenge, sector_challenges
 from cuzk.post.errors import PoStInputError, PoStVanillaProofError
 from cuzk.post.registry import PoStKind, RegisteredPoStProof, get_post_proof
-from cuzk.post.vanilla import FallbackPoStSectorProof, SectorProof
+from cuzk.post.vanilla import FallbackPoStSectorProof
 from cuzk.post.witness import public_inputs
 
 
 def verify_sector(proof: RegisteredPoStProof | int | str, randomness: bytes, sp: FallbackPoStSectorProof,
-                  sector_index: int, sector: int | None = None) -> None:
+                  sector_index: int, sector: int | None = None) -> list[MerklePath]:
     """Check one sector's vanilla proof, `sector_index` being its position over all partitions (for
-    the V1_0 challenge index) and `sector` the position named in errors (PoStVanillaProofError)."""
-    _verify_sectors(get_post_proof(proof), randomness, [(sp, sector_index, sector)])
+    the V1_0 challenge index) and `sector` the position named in errors (PoStVanillaProofError);
+    its checked inclusion paths."""
+    return _verify_sectors(get_post_proof(proof), randomness, [(sp, sector_index, sector)])[0]
 
 
 def _verify_sectors(p: RegisteredPoStProof, randomness: bytes,
-                    items: Sequence[tuple[FallbackPoStSectorProof, int, int | None]]) -> None:
+                    items: Sequence[tuple[FallbackPoStSectorProof, int, int | None]]) -> list[list[MerklePath]]:
     """Check (vanilla proof, position over all partitions, position named in errors) items: every
     sector's comm_r hashed in one batch, then every challenge's path (compute_roots batches the levels
     of all of them), so a 2,349-sector partition makes a few large hash calls, not thousands of small
-    ones."""
+    ones. Each item's checked inclusion paths."""
     for sp, _, sector in items:
         if len(sp.sectors) != 1:
             raise PoStVanillaProofError(sector, None, "sectors", f"{len(sp.sectors)} sector proofs, expected 1")
     _check_comm_rs(items)
     paths = [(sector, _sector_paths(p, randomness, sp, index, sector)) for sp, index, sector in items]
     _check_roots(paths)
+    return [ps for _, ps in paths]
 
 
 def _check_comm_rs(items: Sequence[tuple[FallbackPoStSectorProof, int, int | None]]) -> None:
@@ -101,32 +103,27 @@ def _check_roots(sectors: Sequence[tuple[int | None, list[MerklePath]]]) -> None
 
 
 def verify_window_partition(proof: RegisteredPoStProof | int | str, randomness: bytes,
-                            sectors: Sequence[FallbackPoStSectorProof], partition_index: int = 0) -> None:
-    """Check a WindowPoSt partition's vanilla proofs (curio: that partition's sectors, sorted)."""
+                            sectors: Sequence[FallbackPoStSectorProof], partition_index: int = 0) -> list[list[MerklePath]]:
+    """Check a WindowPoSt partition's vanilla proofs (curio: that partition's sectors, sorted); each
+    sector's checked inclusion paths."""
     p = get_post_proof(proof)
     if p.kind is not PoStKind.WINDOW:
         raise PoStInputError("registered_proof", f"{p.name} is not a WindowPoSt proof")
     if not 1 <= len(sectors) <= p.sector_count:
         raise PoStInputError("vanilla_proofs", f"{len(sectors)} sectors, expected 1 to {p.sector_count}")
-    _verify_sectors(p, randomness, [(sp, partition_index * p.sector_count + i, i) for i, sp in enumerate(sectors)])
+    return _verify_sectors(p, randomness, [(sp, partition_index * p.sector_count + i, i) for i, sp in enumerate(sectors)])
 
 
 def verify_winning(proof: RegisteredPoStProof | int | str, randomness: bytes,
-                   sectors: Sequence[FallbackPoStSectorProof]) -> None:
-    """Check a WinningPoSt request's vanilla proof: exactly one sector, 66 challenges."""
+                   sectors: Sequence[FallbackPoStSectorProof]) -> list[MerklePath]:
+    """Check a WinningPoSt request's vanilla proof: exactly one sector, 66 challenges; their checked
+    inclusion paths."""
     p = get_post_proof(proof)
     if p.kind is not PoStKind.WINNING:
         raise PoStInputError("registered_proof", f"{p.name} is not a WinningPoSt proof")
     if len(sectors) != 1:
         raise PoStInputError("vanilla_proofs", f"{len(sectors)} sectors, WinningPoSt proves exactly 1")
-    verify_sector(p, randomness, sectors[0], 0, 0)
-
-
-def unroll_winning(sp: FallbackPoStSectorProof) -> list[SectorProof]:
-    """WinningPoSt's 1 sector x 66 proofs as the circuit's 66 sectors of 1 proof each (comm_c and
-    comm_r_last copied; rust-fil-proofs `post_util.rs:296-330`)."""
-    s = sp.sector_proof
-    return [SectorProof((m,), s.comm_c, s.comm_r_last) for m in s.inclusion_proofs]
+    return verify_sector(p, randomness, sectors[0], 0, 0)
 
 
 def partition_public_inputs(proof: RegisteredPoStProof | int | str, randomness: bytes,

@@ -9,7 +9,7 @@ The circuit is compiled (its PCE and witness program, cuzk.r1cs) from one sector
 once per process; its parameters are the official file named by the registry's params_stem, else, with
 `allow_setup`, cuzk's own (cuzk.porep.params_cache: generated once and cached). A proof is one partition:
 192 bytes, bellperson's encoding. WinningPoSt's one sector of 66 challenges is the circuit's 66 sectors
-of one challenge (unroll_winning); a short WindowPoSt partition repeats its last sector.
+of one challenge (partition_witness); a short WindowPoSt partition repeats its last sector.
 """
 from __future__ import annotations
 
@@ -28,13 +28,13 @@ from cuzk.porep.program_witness import FreeValuesWitness
 from cuzk.porep.seal import Sector
 from cuzk.post.bincode import read_sector_proof
 from cuzk.post.challenges import check_randomness
-from cuzk.post.checks import partition_public_inputs, unroll_winning, verify_window_partition, verify_winning
+from cuzk.post.checks import partition_public_inputs, verify_window_partition, verify_winning
 from cuzk.post.circuit import circuit as post_constraints
 from cuzk.post.errors import PoStInputError
 from cuzk.post.prove_vanilla import sector_vanilla_proof
 from cuzk.post.registry import PoStKind, RegisteredPoStProof, get_post_proof
-from cuzk.post.vanilla import FallbackPoStSectorProof, SectorProof
-from cuzk.post.witness import PartitionWitness, PostShape, SectorWitness, free_values
+from cuzk.post.vanilla import FallbackPoStSectorProof
+from cuzk.post.witness import PartitionWitness, PostShape, free_values, sector_witnesses
 from cuzk.r1cs.pce import build
 from cuzk.r1cs.witness_program import compile_program, hint_matrices
 
@@ -88,25 +88,22 @@ def vanilla_of(proof: ProofName, randomness: bytes, sectors: Sequence[SectorSour
     return out
 
 
-def _sector_witness(p: RegisteredPoStProof, comm_r: bytes, s: SectorProof) -> SectorWitness:
-    paths = [m.merkle_path(p.leaves, p.tree_shape) for m in s.inclusion_proofs]
-    return SectorWitness.from_paths(comm_r, s.comm_c, s.comm_r_last, paths)
-
-
 def partition_witness(proof: ProofName, randomness: bytes, vanilla: Sequence[FallbackPoStSectorProof],
                       partition_index: int = 0) -> PartitionWitness:
     """The circuit's witness of one partition from its vanilla proofs, once they pass the checks
-    (verify_winning / verify_window_partition: PoStVanillaProofError, PoStInputError): WinningPoSt's
-    sector unrolled to 66 circuit sectors, a WindowPoSt partition's sectors as they are (padded by the
-    circuit)."""
+    (verify_winning / verify_window_partition: PoStVanillaProofError, PoStInputError), from the paths
+    the checks read: WinningPoSt's sector unrolled to 66 circuit sectors of one challenge each
+    (rust-fil-proofs `post_util.rs:296-330`), a WindowPoSt partition's sectors as they are (padded by
+    the circuit)."""
     p = get_post_proof(proof)
     if p.kind is PoStKind.WINNING:
-        verify_winning(p, randomness, vanilla)
-        sectors = [(vanilla[0].comm_r, s) for s in unroll_winning(vanilla[0])]
+        s = vanilla[0].sector_proof
+        sectors = [(vanilla[0].comm_r, s.comm_c, s.comm_r_last, [path])
+                   for path in verify_winning(p, randomness, vanilla)]
     else:
-        verify_window_partition(p, randomness, vanilla, partition_index)
-        sectors = [(v.comm_r, v.sector_proof) for v in vanilla]
-    return PartitionWitness([_sector_witness(p, comm_r, s) for comm_r, s in sectors])
+        paths = verify_window_partition(p, randomness, vanilla, partition_index)
+        sectors = [(v.comm_r, v.sector_proof.comm_c, v.sector_proof.comm_r_last, ps) for v, ps in zip(vanilla, paths)]
+    return PartitionWitness(sector_witnesses(sectors))
 
 
 def post_witness(proof: ProofName, randomness: bytes, sectors: Sequence[SectorSource],

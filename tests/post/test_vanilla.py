@@ -10,10 +10,11 @@ import pytest
 from cuzk.porep.seal import seal
 from cuzk.post.bincode import read_sector_proof, write_sector_proof
 from cuzk.post.challenges import sector_challenges
-from cuzk.post.checks import (partition_public_inputs, unroll_winning, verify_window_partition,
+from cuzk.post.checks import (partition_public_inputs, verify_window_partition,
                               verify_winning)
 from cuzk.post.errors import PoStInputError, PoStVanillaProofError
 from cuzk.post.prove_vanilla import vanilla_proofs
+from cuzk.post.proving import partition_witness
 from cuzk.post.witness import pad_partition
 
 WINDOW_V1, WINDOW_V1_2, WINNING = 5, 10, 0
@@ -66,11 +67,12 @@ def test_winning_roundtrip_unroll_and_inputs(sectors, rand):
     (vp,) = roundtrip(WINNING, vanilla_proofs(WINNING, rand, sectors[1:2]))
     assert len(write_sector_proof(vp)) == 36816
     verify_winning(WINNING, rand, [vp])
-    unrolled = unroll_winning(vp)
-    assert len(unrolled) == 66 and all(len(s.inclusion_proofs) == 1 for s in unrolled)
-    assert {(s.comm_c, s.comm_r_last) for s in unrolled} == {(sectors[1].comm_c, sectors[1].comm_r_last)}
-    inputs = partition_public_inputs(WINNING, rand, [(20, sectors[1].comm_r)])
+    unrolled = partition_witness(WINNING, rand, [vp]).sectors  # 66 circuit sectors of one challenge
     leaves = [m.leaf_index() for m in vp.sector_proof.inclusion_proofs]
+    assert [s.challenges for s in unrolled] == [[leaf] for leaf in leaves] and len(leaves) == 66
+    commitments = {(s.comm_r, s.comm_c, s.comm_r_last) for s in unrolled}
+    assert commitments == {tuple(int.from_bytes(getattr(sectors[1], c), "little") for c in ("comm_r", "comm_c", "comm_r_last"))}
+    inputs = partition_public_inputs(WINNING, rand, [(20, sectors[1].comm_r)])
     comm_r = int.from_bytes(sectors[1].comm_r, "little")
     assert inputs == [x for leaf in leaves for x in (comm_r, leaf)] and len(inputs) == 132
     with pytest.raises(PoStInputError, match="exactly 1"):
