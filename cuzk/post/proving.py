@@ -6,9 +6,10 @@ with the partition circuit's Groth16 parameters and verified before they are ret
     assert cuzk.verify_winning_post("StackedDrgWinning2KiBV1", randomness, sector_id, comm_r, proof)
 
 The circuit is compiled (its PCE and witness program, cuzk.r1cs) from one sector's recorded template
-once per process; its parameters are the official file named by the registry's params_stem, else, with
-`allow_setup`, cuzk's own (cuzk.porep.params_cache: generated once and cached). A proof is one partition:
-192 bytes, bellperson's encoding. WinningPoSt's one sector of 66 challenges is the circuit's 66 sectors
+once and cached on disk (cuzk.post.pce_cache), then loaded once per process; its parameters are the
+official file named by the registry's params_stem, else, with `allow_setup`, cuzk's own
+(cuzk.porep.params_cache: generated once and cached). A proof is one partition: 192 bytes,
+bellperson's encoding. WinningPoSt's one sector of 66 challenges is the circuit's 66 sectors
 of one challenge (partition_witness); a short WindowPoSt partition repeats its last sector.
 """
 from __future__ import annotations
@@ -29,14 +30,12 @@ from cuzk.porep.seal import Sector
 from cuzk.post.bincode import read_sector_proof
 from cuzk.post.challenges import check_randomness
 from cuzk.post.checks import partition_public_inputs, verify_window_partition, verify_winning
-from cuzk.post.circuit import circuit as post_constraints
+from cuzk.post import pce_cache
 from cuzk.post.errors import PoStInputError
 from cuzk.post.prove_vanilla import sector_vanilla_proof
 from cuzk.post.registry import PoStKind, RegisteredPoStProof, get_post_proof
 from cuzk.post.vanilla import FallbackPoStSectorProof
 from cuzk.post.witness import PartitionWitness, PostShape, free_values, sector_witnesses
-from cuzk.r1cs.pce import build
-from cuzk.r1cs.witness_program import compile_program, hint_matrices
 
 __all__ = ["expect_kind", "load_post_circuit", "partition_witness", "post_circuit", "post_witness",
            "prove_partition_post", "vanilla_of", "verify_window_post", "verify_winning_post", "window_post",
@@ -47,13 +46,11 @@ ProofName = RegisteredPoStProof | int | str
 SectorSource = Sector | str | os.PathLike | bytes | bytearray | memoryview | FallbackPoStSectorProof
 
 
-@functools.cache
-def post_circuit(shape: PostShape) -> CompiledCircuit:
-    """The partition circuit of `shape` as its PCE with its witness program (from one sector's recorded
-    template; kept for the process)."""
-    cs = post_constraints(shape)
-    pce = build(cs)
-    return CompiledCircuit(pce, compile_program(pce, hint_matrices(cs, pce)))
+def post_circuit(shape: PostShape, progress: bool = False) -> CompiledCircuit:
+    """The partition circuit of `shape` as its PCE with its witness program: read from its cache file
+    (cuzk.post.pce_cache), built and written there when missing or stale (saying so on stderr when
+    `progress`); kept for the process."""
+    return pce_cache.cached(shape).kept(progress=progress)
 
 
 def load_post_circuit(proof: ProofName, *, allow_setup: bool, progress: bool = False,
@@ -62,7 +59,7 @@ def load_post_circuit(proof: ProofName, *, allow_setup: bool, progress: bool = F
     under the registry's params_stem: without `allow_setup` a missing official file fails before the
     circuit is built)."""
     p = get_post_proof(proof)
-    return circuit_and_params(p.params_stem, functools.partial(post_circuit, p.circuit_shape),
+    return circuit_and_params(p.params_stem, functools.partial(post_circuit, p.circuit_shape, progress),
                               allow_setup=allow_setup, progress=progress, keep=keep)
 
 
