@@ -31,6 +31,7 @@ from cuzk.util.progress import StageTimer
 
 log = logging.getLogger("cuzk.groth16")
 R = limbs.FR_MODULUS
+_GATHER_ROWS = 1 << 22  # witness rows gathered at once into a query vector's scalars (128 MiB)
 
 
 def prove(params, r1cs, witness: np.ndarray | None = None, backend: Backend | None = None,
@@ -130,11 +131,20 @@ def _quotient_of(circuit: AnyCircuit, w, backend: Backend, check: bool, stage: S
 
 def _dense(backend: Backend, w, k: int, aux_density: np.ndarray, input_density: np.ndarray | None = None):
     """The witness values a query vector pairs with: the inputs (those of input_density, else all), then
-    the aux values of aux_density; where the witness is."""
+    the aux values of aux_density; where the witness is, gathered _GATHER_ROWS rows at a time into
+    their one array (no second copy of a 4 GB vector on the device)."""
     xp = array_module(w)  # a device witness (CuPy) stays on the device through the MSMs
     inputs, aux = w[:k], w[k:]
     inputs = inputs if input_density is None else inputs[_where(backend, xp, input_density)]
-    return xp.concatenate([inputs, aux[_where(backend, xp, aux_density)]])
+    mask = _where(backend, xp, aux_density)
+    out = xp.empty((len(inputs) + int(mask.sum()), 4), np.uint64)
+    out[:len(inputs)] = inputs
+    at = len(inputs)
+    for lo in range(0, len(aux), _GATHER_ROWS):
+        part = aux[lo:lo + _GATHER_ROWS][mask[lo:lo + _GATHER_ROWS]]
+        out[at:at + len(part)] = part
+        at += len(part)
+    return out
 
 
 def quotient(backend: Backend, evaluation: Callable[[int], Any], offload: bool = False):
