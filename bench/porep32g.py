@@ -235,8 +235,14 @@ def main(argv: Sequence[str] | None = None) -> dict:
         backend = get_backend(args.backend)  # the engine's, on the current device (one per device and process)
         h2d = (lambda: backend.memory_stats()["h2d_stream_bytes"]) if args.backend == "cuda" else (lambda: 0)
         recording = backend.recording_msm_stages() if args.backend == "cuda" else contextlib.nullcontext([])
-        with recording as msm_split:
-            got = run(engine, spec, lambda i: engine.submit_porep(c1s[i]), args.proofs, h2d, alone=not capped)
+        try:
+            with recording as msm_split:
+                got = run(engine, spec, lambda i: engine.submit_porep(c1s[i]), args.proofs, h2d, alone=not capped)
+        except Exception:
+            if args.backend == "cuda":  # where the device's memory was when the run broke
+                print(f"device memory: {backend.memory_stats()}; held {backend.residency.held}: "
+                      + ", ".join(type(k).__name__ for k in backend.residency.kept()), flush=True)
+            raise
         synthesis_gib = round((engine.preload(spec).synthesis_bytes or 0) / 2**30, 2)
         stats = backend.memory_stats() if args.backend == "cuda" else {}
         if args.backend == "cuda":
