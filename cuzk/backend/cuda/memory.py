@@ -82,7 +82,9 @@ def resolve_budget(explicit: int | str | None, device: int, free: Callable[[], i
 class PoolPeak:
     """The high-water mark of CuPy's default memory pool on each device: its allocator wrapped so that
     every allocation reads the pool's total bytes (blocks in use and cached) afterwards. Installed
-    once per process (`install`); `reset` starts a new mark."""
+    once per process (`install`); `reset` starts a new mark. The wrapper also retries an allocation
+    that the pool's limit (a VRAM cap) refused, once, after giving the pool's cached free blocks back
+    to the driver: CuPy counts them against its limit and refuses before releasing them."""
 
     def __init__(self) -> None:
         self._peak: dict[int, int] = {}
@@ -97,7 +99,13 @@ class PoolPeak:
             pool = cp.get_default_memory_pool()
 
             def malloc(size: int):
-                mem = pool.malloc(size)
+                try:
+                    mem = pool.malloc(size)
+                except cp.cuda.memory.OutOfMemoryError:
+                    if not pool.get_limit() or not pool.free_bytes():
+                        raise
+                    pool.free_all_blocks()
+                    mem = pool.malloc(size)
                 device, total = mem.device_id, pool.total_bytes()
                 if total > self._peak.get(device, 0):
                     self._peak[device] = total

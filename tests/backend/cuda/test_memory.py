@@ -143,3 +143,27 @@ def test_entries_of_no_bytes_are_never_evicted():
 def test_small_sizes_read_in_mib():
     msg = str(VramBudgetError("a job", 30 << 20, 1 << 20, "somewhere"))
     assert msg.startswith("a job needs 30.0 MiB of GPU memory, but the VRAM budget is 1.0 MiB (budget from somewhere)")
+
+
+@pytest.mark.gpu
+def test_an_allocation_refused_by_the_pool_limit_is_retried_after_releasing_cached_blocks():
+    """CuPy counts its cached free blocks against its limit: a larger block than any cached one is
+    refused although the cache could make room. The installed allocator releases them and retries."""
+    from cuzk.backend.cuda import cuda_available
+    from cuzk.backend.cuda.memory import POOL_PEAK
+    cp = pytest.importorskip("cupy")
+    if not cuda_available():
+        pytest.skip("no CUDA device")
+    POOL_PEAK.install()
+    pool = cp.get_default_memory_pool()
+    pool.free_all_blocks()
+    limit, before = pool.get_limit(), pool.total_bytes()
+    pool.set_limit(size=before + (256 << 20))
+    try:
+        a = cp.empty(160 << 20, dtype=cp.uint8)
+        del a  # cached: 160 MiB of the 256 MiB count against the limit
+        assert pool.total_bytes() >= before + (160 << 20)
+        b = cp.empty(200 << 20, dtype=cp.uint8)  # 360 MiB with the cache: refused, then retried
+        assert b.nbytes == 200 << 20 and pool.total_bytes() <= before + (256 << 20)
+    finally:
+        pool.set_limit(size=limit)
