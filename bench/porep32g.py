@@ -40,11 +40,13 @@ import numpy as np
 from bench.common import VramPeak, device_name, peak_rss_gib, record
 from cuzk.backend import get_backend
 from cuzk.engine import EngineConfig
+from cuzk.engine.budget import MemoryBudget, host_limit
 from cuzk.engine.config import GpuConfig, PipelineConfig
 from cuzk.engine.engine import CircuitSpec, Engine, Job
 from cuzk.engine.porep import porep_spec_of
 from cuzk.engine.timeline import plot, read_timeline
 from cuzk.groth16 import CompiledCircuit
+from cuzk.groth16.keys import PARAMS_VECTORS
 from cuzk.groth16.setup import random_scalar
 from cuzk.porep import program_witness
 from cuzk.porep.params_cache import CUZK_PREFIX, LoadedParams, ParamsFiles
@@ -231,7 +233,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     timeline = logs / f"{name}.jsonl"
     timeline.unlink(missing_ok=True)
     vram = VramPeak() if args.backend == "cuda" else None
-    with vram or contextlib.nullcontext(), Engine(config, backend=args.backend, timeline=timeline) as engine:
+    with vram or contextlib.nullcontext(), Engine(config, backend=args.backend, timeline=timeline,
+                                                 budget=host_budget_beside(spec, config) if capped else None) as engine:
         backend = get_backend(args.backend)  # the engine's, on the current device (one per device and process)
         h2d = (lambda: backend.memory_stats()["h2d_stream_bytes"]) if args.backend == "cuda" else (lambda: 0)
         recording = backend.recording_msm_stages() if args.backend == "cuda" else contextlib.nullcontext([])
@@ -287,6 +290,18 @@ def main(argv: Sequence[str] | None = None) -> dict:
     for path in record([row], "porep" if capped else "engine", args.out):
         print(f"recorded in {path}")
     return row
+
+
+def host_budget_beside(spec: CircuitSpec, config: EngineConfig) -> MemoryBudget:
+    """The host budget of an engine started after the key was made in this process (--vram-cap): the
+    host's, plus the key's bytes. The engine reserves its process's RSS at start (the key included)
+    and the resident circuit reserves the key again; without this the 47 GB key of a 32GiB partition
+    counts twice and the first proof's partitions wait for admission (seen on the H200, 2026-12-05)."""
+    _, loaded = spec.load()
+    key = sum(int(getattr(loaded.params, name).nbytes) for name in PARAMS_VECTORS)
+    host = MemoryBudget.for_host(host_limit(config.memory.host_cap), config.memory.host_margin)
+    return MemoryBudget(host.total + key, "host RAM", f"{host.source}, plus the {key / 2**30:.1f} GiB key made "
+                                                      "before the engine (its start reserves it once more)")
 
 
 def h_msm_split(split: list[dict]) -> dict[str, float]:

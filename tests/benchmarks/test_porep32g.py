@@ -75,3 +75,17 @@ def test_peak_rss_per_setting_and_of_child_processes():
         assert children_peak_rss_gib() >= 0.19
     finally:
         child.communicate(b"")
+
+
+def test_a_key_made_before_the_engine_counts_once():
+    """host_budget_beside: the host budget plus the key's bytes, since the engine's start reserves the
+    process's RSS (the key included) and the resident circuit reserves the key again."""
+    from cuzk.engine.budget import host_limit
+    from cuzk.groth16.keys import PARAMS_VECTORS
+
+    spec, config = program_spec("porep32g-key"), EngineConfig()
+    _, loaded = spec.load()
+    key = sum(getattr(loaded.params, name).nbytes for name in PARAMS_VECTORS)
+    host = MemoryBudget.for_host(host_limit(config.memory.host_cap), config.memory.host_margin)
+    budget = porep32g.host_budget_beside(spec, config)
+    assert key > 0 and budget.total == host.total + key and "key made before the engine" in budget.source
