@@ -47,7 +47,7 @@ def expand_batch(batch: list[Item], dev: Device, host: Backend | None = None) ->
     to_host = witness_on_host(dev, batch[0].res.key)
     if len(batch) > 1:
         try:
-            return _timed(batch, dev.backend, host, to_host)
+            return timed_expansion(batch, dev.backend, host, to_host)
         except Exception as e:  # noqa: BLE001 - each item alone finds the one at fault
             if device_fault(e):
                 raise
@@ -57,14 +57,16 @@ def expand_batch(batch: list[Item], dev: Device, host: Backend | None = None) ->
 
 def _one(item: Item, backend: Backend, host: Backend | None, to_host: bool) -> Any:
     try:
-        return _timed([item], backend, host, to_host)[0]
+        return timed_expansion([item], backend, host, to_host)[0]
     except SynthesisError as e:
         return SynthesisError(f"{item.job.id} partition {item.k}: {e}")
     except Exception as e:  # noqa: BLE001 - the item's job carries it (or its device, when at fault)
         return e
 
 
-def _timed(batch: list[Item], backend: Backend, host: Backend | None, to_host: bool) -> list[Any]:
+def timed_expansion(batch: list[Item], backend: Backend, host: Backend | None, to_host: bool) -> list[Any]:
+    """expanded for a batch of packed items, each item's job timed: witness.{k}, the run's seconds, and
+    witness_batch.{k}, its partitions."""
     t = time.perf_counter()
     w = expanded(batch[0].res.circuit, [item.witness for item in batch], backend, host, to_host)
     seconds = time.perf_counter() - t

@@ -7,12 +7,11 @@ higher priority comes to wait (a WinningPoSt waits for the quotient in progress 
 partitions before it, not for the whole batch)."""
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 from cuzk.engine.accounting import witness_bytes
-from cuzk.engine.expansion import expanded, witness_on_host
+from cuzk.engine.expansion import timed_expansion, witness_on_host
 from cuzk.engine.placement import Device, Item
 from cuzk.groth16 import AnyCircuit, Proof
 from cuzk.groth16.partition import prove_partitions
@@ -48,14 +47,7 @@ def prove_items(items: list[Item], dev: Device, host: Any = None,
     res = items[0].res
     to_host = witness_on_host(dev, res.key)
 
-    def witness(item: Item):
-        def make():
-            t = time.perf_counter()
-            w = expanded(res.circuit, [item.witness], dev.backend, host, to_host)[0]
-            item.job.timings.update({f"witness.{item.k}": time.perf_counter() - t, f"witness_batch.{item.k}": 1})
-            return w
-        return make
-
+    witnesses = [lambda item=item: timed_expansion([item], dev.backend, host, to_host)[0] for item in items]
     inputs = [list(item.job.tasks[item.k].inputs) for item in items]
-    return prove_partitions(res.params.params, res.circuit, [witness(item) for item in items], inputs, dev.backend,
+    return prove_partitions(res.params.params, res.circuit, witnesses, inputs, dev.backend,
                             [item.k for item in items], "/".join(dict.fromkeys(item.job.id for item in items)), stop)
