@@ -6,7 +6,8 @@ DIR/msm_cuda.jsonl (DIR: $OUT, else bench/results): msm_g1 / msm_g2 / msm_g1_spa
 data on the GPU, and for the dense MSMs from 2^22 up a second line with the scalars from host memory.
 Every line carries `peak_vram_gib` (CuPy's pool at its peak), the GPU lines the stage split
 (`plan_ms`, `sort_ms`, `accumulate_ms`, `reduce_ms`, `copy_ms`: cuzk.backend.cuda.msm_stages, from
-further runs) and, under --vram-budget (or $CUZK_VRAM_BUDGET), the budget in `note`. Per-run details go to DIR/msm_log.jsonl.
+further runs) and, under --vram-budget (or $CUZK_VRAM_BUDGET), the budget in `note`. Per-run details
+go to DIR/msm_log.jsonl.
 Bases are k_i * G (random 63-bit k_i) made on the GPU; every MSM result is checked exactly
 against (sum_i s_i k_i mod r) * G; a result that differs is printed and not recorded.
 """

@@ -13,8 +13,8 @@ array, undone when it dies), so the copies run at the link's speed without a sec
 an array that cannot be registered is copied as it is (pageable: slower, not overlapped).
 
 Device memory: the two buffers (2 chunk A, A = 96 / 192 bytes per G1 / G2 point), one chunk
-MSM's working memory (msm.msm_bytes run of `chunk` points) and a host set's chunk (32 chunk); cuzk.backend.cuda.vram_plan sizes the
-chunk. CuPy is imported lazily.
+MSM's working memory (msm.msm_bytes run of `chunk` points) and a host set's chunk (32 chunk);
+cuzk.backend.cuda.vram_plan sizes the chunk. CuPy is imported lazily.
 """
 from __future__ import annotations
 
